@@ -1,0 +1,3 @@
+"""zkstorm: a read-only inspector for the Storm and Kafka metadata kept in ZooKeeper."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,357 @@
+"""The ``zkstorm`` command line: click commands, the one error → exit-code handler, logging setup.
+
+Every read command is "collect records, then emit". Heavy modules (kazoo, rich, pyarrow) are imported
+inside the commands so that ``zkstorm --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import click
+
+from . import __version__
+from .errors import ExitCode, ZkstormError
+
+log = logging.getLogger("zkstorm")
+
+EXIT_CODES_HELP = """\b
+Exit codes: 0 ok, 1 error, 2 usage, 3 ZooKeeper unreachable or auth refused,
+4 not found, 5 decode failures or unreadable znodes (with --strict), 6 unhealthy
+(with --check), 130 interrupted."""
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"zkstorm: {message}", err=True)
+    sys.exit(code)
+
+
+class ZkstormGroup(click.Group):
+    """Maps every escaping error to one stderr line and its documented exit code; never a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs.setdefault("standalone_mode", True)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(ExitCode.USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+        except click.Abort:
+            _fail("interrupted", ExitCode.INTERRUPTED)
+        except KeyboardInterrupt:
+            _fail("interrupted", ExitCode.INTERRUPTED)
+        except ZkstormError as exc:
+            _fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            sys.stderr.close()  # the reader went away (`| head`): not an error worth a message
+            sys.exit(ExitCode.OK)
+        except Exception as exc:  # a bug: say so in one line; -vv shows the traceback
+            log.debug("internal error", exc_info=True)
+            _fail(f"internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback)", ExitCode.ERROR)
+
+
+@dataclass
+class Settings:
+    """The connection and interpretation options shared by every command."""
+
+    zk: str
+    timeout: float
+    auth: str | None
+    tls_ca: str | None
+    tls_cert: str | None
+    tls_key: str | None
+    tls: bool
+    storm_root: str
+    kafka_root: str
+    show_secrets: bool
+    strict: bool
+
+    def session(self) -> Any:
+        from .zk import Credentials, ReadOnlySession, TlsOptions, ZkTarget
+
+        target = ZkTarget.parse(self.zk)
+        credentials = Credentials.from_env(scheme=self.auth)
+        tls = None
+        if self.tls or self.tls_ca or self.tls_cert:
+            import os
+
+            tls = TlsOptions(
+                ca=self.tls_ca,
+                certfile=self.tls_cert,
+                keyfile=self.tls_key,
+                keyfile_password=os.environ.get("ZKSTORM_TLS_KEY_PASSWORD"),
+            )
+        return ReadOnlySession(target, timeout=self.timeout, credentials=credentials, tls=tls)
+
+    def roots(self) -> Any:
+        from .paths import Roots
+
+        return Roots(storm=(_root(self.storm_root),), kafka=(_root(self.kafka_root),))
+
+
+def _root(value: str) -> str:
+    if not value.startswith("/"):
+        raise click.BadParameter(f"roots start with '/': {value!r}")
+    return value.rstrip("/") or "/"
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="zkstorm: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.
+    logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose >= 2 else logging.CRITICAL)
+
+
+@click.group(cls=ZkstormGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="zkstorm")
+@click.option("--zk", envvar="ZKSTORM_ZK", default="127.0.0.1:2181", show_default=True,
+              help="Ensemble: host:port[,host:port…][/chroot]. Env ZKSTORM_ZK.")  # fmt: skip
+@click.option("--timeout", envvar="ZKSTORM_TIMEOUT", type=click.FloatRange(0.1, 3600), default=10.0,
+              show_default=True, help="Seconds to connect, and to wait for any answer.")  # fmt: skip
+@click.option("--auth", envvar="ZKSTORM_AUTH", type=click.Choice(["none", "digest", "sasl-digest", "sasl-gssapi"]),
+              default=None, help="Authentication; user and password come from ZKSTORM_USER and "
+              "ZKSTORM_PASSWORD or ZKSTORM_PASSWORD_FILE, never from argv.")  # fmt: skip
+@click.option("--tls", is_flag=True, envvar="ZKSTORM_TLS", help="Connect with TLS (system CAs unless --tls-ca).")
+@click.option("--tls-ca", envvar="ZKSTORM_TLS_CA", type=click.Path(exists=True, dir_okay=False), help="CA bundle.")
+@click.option("--tls-cert", envvar="ZKSTORM_TLS_CERT", type=click.Path(exists=True, dir_okay=False),
+              help="Client certificate (PEM).")  # fmt: skip
+@click.option("--tls-key", envvar="ZKSTORM_TLS_KEY", type=click.Path(exists=True, dir_okay=False),
+              help="Client key (PEM); its password from ZKSTORM_TLS_KEY_PASSWORD.")  # fmt: skip
+@click.option("--storm-root", envvar="ZKSTORM_STORM_ROOT", default="/storm", show_default=True,
+              help="storm.zookeeper.root of the Storm cluster.")  # fmt: skip
+@click.option("--kafka-root", envvar="ZKSTORM_KAFKA_ROOT", default="/", show_default=True,
+              help="Chroot of the Kafka cluster.")  # fmt: skip
+@click.option("--show-secrets", is_flag=True, help="Show credentials, keys and passwords instead of redacting them.")
+@click.option("--strict", is_flag=True, help="Exit 5 when any znode is unreadable or fails to decode.")
+@click.option("-v", "--verbose", count=True, help="-v progress and INFO logs, -vv DEBUG (with kazoo's own logs).")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, **options: Any) -> None:
+    """Read-only inspector for the Storm and Kafka metadata kept in ZooKeeper."""
+    _setup_logging(verbose)
+    ctx.obj = Settings(**options)
+
+
+def _format_option(*choices: str, default: str) -> Any:
+    def decorate(fn: Any) -> Any:
+        fn = click.option("--json", "as_json", is_flag=True, help="Shorthand for --format json.")(fn)
+        return click.option("-f", "--format", "fmt", type=click.Choice(choices), default=default, show_default=True,
+                            help="Output format.")(fn)  # fmt: skip
+
+    return decorate
+
+
+def _stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console(soft_wrap=False, highlight=False)
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _warn_about(others: list[Any]) -> int:
+    """Report unreadable and undecodable znodes on stderr, one line each; return how many."""
+    from .records import DecodeFailure, Unreadable
+
+    count = 0
+    for record in others:
+        if isinstance(record, Unreadable):
+            click.echo(f"zkstorm: warning: {record.path}: unreadable ({record.reason})", err=True)
+            count += 1
+        elif isinstance(record, DecodeFailure):
+            click.echo(f"zkstorm: warning: {record.path}: cannot decode {record.record_kind}: {record.reason}", err=True)
+            count += 1
+    return count
+
+
+def _finish(settings: Settings, problems: int) -> None:
+    if problems and settings.strict:
+        sys.exit(ExitCode.DECODE_FAILURES)
+
+
+@cli.command()
+@click.argument("path", default="/")
+@click.option("--depth", type=click.IntRange(0), default=None, help="Stop this many levels below PATH.")
+@_format_option("tree", "json", "jsonl", "csv", default="tree")
+@click.pass_obj
+def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bool) -> None:
+    """Walk the tree from PATH: child counts, sizes, ephemeral nodes, decoded summaries."""
+    from .collect import walk
+    from .records import DecodeFailure, Unreadable, Znode
+    from .zk import WalkStats
+
+    fmt = "json" if as_json else fmt
+    stats = WalkStats()
+    started = time.monotonic()
+    problems: list[Any] = []
+    with settings.session() as session:
+        records = walk(session, path, depth=depth, roots=settings.roots(), show_secrets=settings.show_secrets,
+                       stats=stats)  # fmt: skip
+        if fmt == "tree":
+            from .render import znode_tree
+
+            znodes = []
+            for record in records:
+                if isinstance(record, Znode):
+                    znodes.append(record)
+                elif isinstance(record, Unreadable | DecodeFailure):
+                    problems.append(record)
+            rendered = znode_tree(znodes, [p for p in problems if isinstance(p, Unreadable)])
+            if rendered is not None:
+                _stdout_console().print(rendered)
+        else:
+            from .output import emit
+
+            shown = _only_tree_records(records, problems)
+            problems.extend(emit(shown, fmt, sys.stdout, primary=Znode))
+    log.info("walked %d znodes in %.2fs (%d requests, %d vanished, %d unreadable, %d retries)", stats.znodes,
+             time.monotonic() - started, stats.requests, stats.vanished, stats.unreadable, stats.retries)  # fmt: skip
+    _finish(settings, _warn_about(problems))
+
+
+def _only_tree_records(records: Iterator[Any], problems: list[Any]) -> Iterator[Any]:
+    """``tree`` outputs znodes and failures; decoded records belong to the per-system commands."""
+    from .records import DecodeFailure, Unreadable, Znode
+
+    for record in records:
+        if isinstance(record, Znode):
+            yield record
+        elif isinstance(record, Unreadable | DecodeFailure):
+            yield record
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--raw", is_flag=True, help="Add a hexdump of the bytes.")
+@_format_option("table", "json", default="table")
+@click.pass_obj
+def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> None:
+    """Show one znode: its stat, encoding and decoded value."""
+    from .collect import decode_node
+    from .paths import is_secret_path
+    from .records import DecodeFailure
+    from .schema import kind_name, to_jsonable
+
+    fmt = "json" if as_json else fmt
+    roots = settings.roots()
+    with settings.session() as session:
+        node = session.get(path)
+    znode, records = decode_node(node, roots=roots, show_secrets=settings.show_secrets)
+    hidden = is_secret_path(znode.path, roots) and not settings.show_secrets
+    value = None if records or hidden else _plain_value(node.data, znode.encoding)
+    raw_hex = None
+    if raw and node.data:
+        raw_hex = "(hidden: this znode holds secrets; add --show-secrets)" if hidden else node.data.hex()
+    if fmt == "json":
+        import json
+
+        document = {
+            "znode": to_jsonable(znode),
+            "records": [{"kind": kind_name(type(r)), **to_jsonable(r)} for r in records],
+            "value": value,
+            "redacted": hidden and not records,
+            "raw_hex": raw_hex,
+        }
+        click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    else:
+        _print_get_table(znode, records, value, hidden, node.data if raw and not hidden else None, raw_hex)
+    _finish(settings, _warn_about([r for r in records if isinstance(r, DecodeFailure)]))
+
+
+def _plain_value(data: bytes | None, encoding: str) -> Any:
+    """An undecoded payload shown as what it is: parsed JSON, text, or nothing for binary."""
+    if not data:
+        return None
+    if encoding == "json":
+        import json
+
+        text = data.decode("utf-8-sig")
+        return json.JSONDecoder().raw_decode(text.lstrip())[0]
+    if encoding == "text":
+        return data.decode("utf-8-sig")
+    return None
+
+
+def _print_get_table(znode: Any, records: list[Any], value: Any, hidden: bool, data: bytes | None,
+                     raw_hex: str | None) -> None:  # fmt: skip
+    from .render import hexdump, key_value_table, record_table
+    from .schema import to_jsonable
+
+    console = _stdout_console()
+    console.print(key_value_table(to_jsonable(znode).items()))
+    for kind in dict.fromkeys(type(r) for r in records):
+        console.print(record_table([r for r in records if type(r) is kind], kind, title=kind.__name__))
+    if hidden and not records:
+        console.print("value: (redacted: this znode holds secrets; add --show-secrets)")
+    elif value is not None:
+        import json
+
+        console.print(value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False),
+                      markup=False)  # fmt: skip
+    if data is not None:
+        console.print(hexdump(data), markup=False)
+    elif raw_hex:
+        console.print(raw_hex, markup=False)
+
+
+# --- sandbox ------------------------------------------------------------------------------------------
+
+
+@cli.group()
+def sandbox() -> None:
+    """A throwaway local ZooKeeper seeded with a synthetic Storm 2.x and Kafka 3.x cluster."""
+
+
+@sandbox.command("start")
+@click.option("--dir", "state_dir", type=click.Path(file_okay=False), default=None,
+              help="Where the server keeps its data (default: ZKSTORM_SANDBOX_DIR or ~/.cache/zkstorm/sandbox).")  # fmt: skip
+@click.option("--scale", type=click.IntRange(1, 1000), default=1, show_default=True,
+              help="Multiply the synthetic cluster (topologies, supervisors, topics, brokers).")  # fmt: skip
+@click.option("--port", type=click.IntRange(1, 65535), default=None, help="Client port (default: a free one).")
+@click.option("--seed/--no-seed", default=True, show_default=True, help="Seed the synthetic clusters.")
+def sandbox_start(state_dir: str | None, scale: int, port: int | None, seed: bool) -> None:
+    """Start the sandbox and print the --zk string to use."""
+    from .sandbox import Sandbox
+
+    box = Sandbox(state_dir)
+    started = box.start(port=port)
+    if seed and started:
+        counts = box.seed(scale=scale)
+        click.echo(f"seeded {counts.znodes} znodes (Storm under /storm, Kafka under /kafka)", err=True)
+    click.echo(box.connect_string)
+
+
+@sandbox.command("stop")
+@click.option("--dir", "state_dir", type=click.Path(file_okay=False), default=None)
+def sandbox_stop(state_dir: str | None) -> None:
+    """Stop the sandbox server and delete its data."""
+    from .sandbox import Sandbox
+
+    click.echo("stopped" if Sandbox(state_dir).stop() else "not running", err=True)
+
+
+@sandbox.command("status")
+@click.option("--dir", "state_dir", type=click.Path(file_okay=False), default=None)
+def sandbox_status(state_dir: str | None) -> None:
+    """Print the --zk string of the running sandbox (exit 4 when none runs)."""
+    from .errors import NotFoundError
+    from .sandbox import Sandbox
+
+    box = Sandbox(state_dir)
+    if not box.running():
+        raise NotFoundError("no sandbox is running (zkstorm sandbox start)")
+    click.echo(box.connect_string)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    cli()

@@ -1,0 +1,1 @@
+"""Decoders: bytes → records, no I/O. ``registry`` maps path patterns to decoders."""

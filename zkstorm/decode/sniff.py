@@ -1,0 +1,69 @@
+"""Encoding detection for any znode payload, from its bytes alone.
+
+The magic bytes come from the references (storm.md §3.3, kafka.md §1). Order matters: compression and
+Java serialization have unambiguous magics; Storm's one-byte ``0x07`` directory marker must be checked
+before Thrift; Thrift is only claimed when a whole struct parses to the last byte, since many short
+binary values (a 4-byte blob sequence number) start with a plausible type byte.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .thrift import is_thrift_struct
+
+EMPTY = "empty"
+DIR_MARKER = "dir-marker"
+GZIP = "gzip"
+ZSTD = "zstd"
+JAVA = "java-serialized"
+THRIFT = "thrift"
+JSON = "json"
+TEXT = "text"
+BINARY = "binary"
+ENCODINGS = (EMPTY, DIR_MARKER, GZIP, ZSTD, JAVA, THRIFT, JSON, TEXT, BINARY)
+
+_UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def detect_encoding(data: bytes | None) -> str:
+    if not data:
+        return EMPTY  # ZooKeeper returns a data-less node as null or b"": the same thing
+    if data == b"\x07":
+        return DIR_MARKER
+    if data[:2] == b"\x1f\x8b":
+        return GZIP
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        return ZSTD
+    if data[:4] == b"\xac\xed\x00\x05":
+        return JAVA
+    text = _as_text(data)
+    if text is not None:
+        stripped = text.lstrip()
+        if stripped[:1] in ("{", "[", '"') and _is_json(stripped):
+            return JSON
+        return TEXT
+    if is_thrift_struct(data):
+        return THRIFT
+    return BINARY
+
+
+def _as_text(data: bytes) -> str | None:
+    """The payload as text if it is printable UTF-8 (a BOM, as Jackson allows, is skipped)."""
+    if data.startswith(_UTF8_BOM):
+        data = data[len(_UTF8_BOM) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if any(c < " " and c not in "\t\r\n" for c in text):
+        return None
+    return text
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.JSONDecoder().raw_decode(text)  # Kafka's reader ignores trailing bytes; so do we
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,53 @@
+"""The error tree and exit codes.
+
+The library raises these and never prints or exits; the one handler in ``cli.py`` maps each to its
+exit code, so a script can tell "ZooKeeper unreachable" from "topology not found" without parsing text.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    ZOOKEEPER = 3  # unreachable ensemble, refused auth, bad --zk
+    NOT_FOUND = 4
+    DECODE_FAILURES = 5  # only with --strict
+    UNHEALTHY = 6  # only with --check
+    INTERRUPTED = 130
+
+
+class ZkstormError(Exception):
+    """Base class; ``exit_code`` says how the CLI ends when this escapes."""
+
+    exit_code: ExitCode = ExitCode.ERROR
+
+
+class UsageError(ZkstormError):
+    exit_code = ExitCode.USAGE
+
+
+class ZookeeperError(ZkstormError):
+    """The ensemble cannot be used: unreachable, auth refused, bad connect string, session lost."""
+
+    exit_code = ExitCode.ZOOKEEPER
+
+
+class NotFoundError(ZkstormError):
+    exit_code = ExitCode.NOT_FOUND
+
+
+class DecodeError(ZkstormError):
+    """A payload could not be decoded. Decoders raise only this (and subclasses)."""
+
+    def __init__(self, reason: str, *, offset: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.offset = offset
+
+
+class ServerError(ZkstormError):
+    """The local ZooKeeper server (sandbox, tests) could not be started."""

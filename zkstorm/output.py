@@ -1,0 +1,71 @@
+"""``emit(records, fmt, out)``: the one writer behind every command's table, JSON, JSONL and CSV.
+
+Machine formats stream: a walk of a million znodes is written as it is read. Every JSON object starts
+with ``kind`` (``znode``, ``unreadable``, ``decode_failure``, …) so a mixed stream stays parseable.
+CSV carries one record type (the command's ``primary``); records of other kinds are handed back so the
+caller can report them on stderr; nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+from rich.console import Console
+
+from .render import record_table
+from .schema import columns, kind_name, to_jsonable
+
+MACHINE_FORMATS = ("json", "jsonl", "csv")
+FORMATS = ("table", *MACHINE_FORMATS)
+
+
+def _json_object(record: Any) -> dict[str, Any]:
+    return {"kind": kind_name(type(record)), **to_jsonable(record)}
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def emit(
+    records: Iterable[Any], fmt: str, out: TextIO, *, primary: type, console: Console | None = None
+) -> list[Any]:
+    """Write ``records`` in ``fmt``; return the records CSV or the table could not carry."""
+    others: list[Any] = []
+    if fmt == "jsonl":
+        for record in records:
+            out.write(_dumps(_json_object(record)) + "\n")
+    elif fmt == "json":
+        out.write("[")
+        for i, record in enumerate(records):
+            out.write(("," if i else "") + "\n" + _dumps(_json_object(record)))
+        out.write("\n]\n")
+    elif fmt == "csv":
+        names = [c.name for c in columns(primary)]
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(names)
+        for record in records:
+            if type(record) is not primary:
+                others.append(record)
+                continue
+            row = to_jsonable(record)
+            writer.writerow(["" if row[n] is None else _csv_value(row[n]) for n in names])
+    elif fmt == "table":
+        rows = []
+        for record in records:
+            (rows if type(record) is primary else others).append(record)
+        (console or Console(file=out)).print(record_table(rows, primary))
+    else:
+        raise ValueError(f"unknown format {fmt!r}")
+    return others
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value

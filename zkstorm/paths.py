@@ -1,0 +1,73 @@
+"""Where Storm and Kafka keep things: roots, path patterns → record kinds, and the secret subtrees.
+
+Patterns are relative to a system root and written as ``/``-separated segments where ``*`` matches
+exactly one segment (``storms/*``, ``brokers/topics/*/partitions/*/state``). A Storm root is
+``storm.zookeeper.root`` (default ``/storm``); a Kafka root is the cluster's chroot (default ``/``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+STORM = "storm"
+KAFKA = "kafka"
+
+
+def join(parent: str, name: str) -> str:
+    return f"{parent}/{name}" if parent != "/" else f"/{name}"
+
+
+def relative_to(path: str, root: str) -> str | None:
+    """``path`` relative to ``root`` (no leading slash), ``""`` for the root itself, None if outside."""
+    if root == "/":
+        return path[1:]
+    if path == root:
+        return ""
+    if path.startswith(root + "/"):
+        return path[len(root) + 1 :]
+    return None
+
+
+def matches(pattern: tuple[str, ...], segments: list[str]) -> bool:
+    return len(pattern) == len(segments) and all(p in ("*", s) for p, s in zip(pattern, segments))
+
+
+@dataclass(frozen=True, slots=True)
+class Roots:
+    """The Storm and Kafka roots to interpret paths under."""
+
+    storm: tuple[str, ...] = ("/storm",)
+    kafka: tuple[str, ...] = ("/",)
+
+    def locate(self, path: str) -> list[tuple[str, str, str]]:
+        """Every (system, root, relative path) that ``path`` falls under, most specific root first."""
+        found = []
+        for system, roots in ((STORM, self.storm), (KAFKA, self.kafka)):
+            for root in roots:
+                rel = relative_to(path, root)
+                if rel is not None:
+                    found.append((len(root), system, root, rel))
+        found.sort(key=lambda item: -item[0])
+        return [(system, root, rel) for _, system, root, rel in found]
+
+
+# Subtrees whose payloads are secret by nature (storm.md §4.7, §4.10; kafka.md §1, §3.10, §3.16).
+# Their raw bytes and undecoded values are never shown without --show-secrets; decoders of these
+# paths redact field by field.
+SECRET_PATTERNS: dict[str, tuple[tuple[str, ...], ...]] = {
+    STORM: (("credentials", "*"), ("secretkeys", "*", "*", "*")),
+    KAFKA: (
+        ("config", "users", "*"),
+        ("config", "users", "*", "clients", "*"),
+        ("config", "brokers", "*"),
+        ("delegation_token", "tokens", "*"),
+    ),
+}
+
+
+def is_secret_path(path: str, roots: Roots) -> bool:
+    for system, _root, rel in roots.locate(path):
+        segments = rel.split("/") if rel else []
+        if any(matches(p, segments) for p in SECRET_PATTERNS[system]):
+            return True
+    return False

@@ -1,0 +1,103 @@
+"""Records → rich renderables (trees, tables, detail panels). Returns renderables; never prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from .records import Znode
+from .schema import columns, to_jsonable
+
+
+def human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    for unit in ("KiB", "MiB", "GiB"):
+        n_float = n / 1024
+        if n_float < 1024 or unit == "GiB":
+            return f"{n_float:.1f} {unit}"
+        n = int(n_float)
+    return f"{n} B"
+
+
+def znode_label(znode: Znode, name: str) -> Text:
+    label = Text(name, style="bold" if znode.num_children else "")
+    if znode.num_children:
+        label.append(f"  ({znode.num_children})", style="cyan")
+    if znode.data_length:
+        label.append(f"  {human_size(znode.data_length)}", style="dim")
+    if znode.ephemeral:
+        label.append("  ephemeral", style="magenta")
+    if znode.summary:
+        label.append(f"  {znode.summary}", style="green")
+    elif znode.encoding not in ("empty", "dir-marker"):
+        label.append(f"  {znode.encoding}", style="yellow")
+    return label
+
+
+def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> Tree | None:
+    """A tree of the walked znodes, children in name order; unreadable nodes shown in red."""
+    by_path: dict[str, Any] = {z.path: z for z in znodes}
+    for item in unreadable:
+        by_path.setdefault(item.path, item)
+    if not by_path:
+        return None
+    top = min(by_path, key=lambda p: (p.count("/") if p != "/" else 0, p))
+    nodes: dict[str, Tree] = {}
+    for path in sorted(by_path, key=lambda p: p.split("/")):
+        item = by_path[path]
+        if path == top:
+            name = path
+        else:
+            name = path.rsplit("/", 1)[1]
+        label = znode_label(item, name) if isinstance(item, Znode) else Text(f"{name}  unreadable: {item.reason}", style="red")
+        parent_path = path.rsplit("/", 1)[0] or "/"
+        parent = nodes.get(parent_path) if path != top else None
+        nodes[path] = parent.add(label) if parent is not None else Tree(label)
+    return nodes[top]
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def record_table(records: Sequence[Any], record_type: type, *, title: str | None = None) -> Table:
+    table = Table(title=title, show_lines=False, header_style="bold")
+    cols = columns(record_type)
+    for col in cols:
+        table.add_column(col.name, overflow="fold", justify="right" if col.kind in ("int", "float") else "left")
+    for record in records:
+        row = to_jsonable(record)
+        table.add_row(*(_cell(row[c.name]) for c in cols))
+    return table
+
+
+def key_value_table(pairs: Iterable[tuple[str, Any]]) -> Table:
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for key, value in pairs:
+        table.add_row(key, value if isinstance(value, Text) else _cell(value))
+    return table
+
+
+def hexdump(data: bytes, limit: int = 4096) -> str:
+    lines = []
+    for offset in range(0, min(len(data), limit), 16):
+        chunk = data[offset : offset + 16]
+        hexpart = " ".join(f"{b:02x}" for b in chunk)
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{offset:08x}  {hexpart:<47}  {text}")
+    if len(data) > limit:
+        lines.append(f"… {len(data) - limit} more bytes")
+    return "\n".join(lines)
