@@ -28,7 +28,7 @@ def znode_label(znode: Znode, name: str) -> Text:
     label = Text(name, style="bold" if znode.num_children else "")
     if znode.num_children:
         label.append(f"  ({znode.num_children})", style="cyan")
-    if znode.data_length:
+    if znode.data_length and znode.encoding != "dir-marker":
         label.append(f"  {human_size(znode.data_length)}", style="dim")
     if znode.ephemeral:
         label.append("  ephemeral", style="magenta")

@@ -25,6 +25,10 @@ from typing import Any, NamedTuple
 
 from .errors import NotFoundError, UsageError, ZkstormError, ZookeeperError
 
+
+class BadConnectString(ZookeeperError):
+    """A ``--zk`` value that cannot name an ensemble (exit 3, like an unreachable one)."""
+
 log = logging.getLogger(__name__)
 
 DEFAULT_ZK = "127.0.0.1:2181"
@@ -44,19 +48,19 @@ class ZkTarget:
     def parse(cls, value: str) -> ZkTarget:
         text = value.strip()
         if not text:
-            raise UsageError("--zk is empty; expected host:port[,host:port…][/chroot]")
+            raise BadConnectString("--zk is empty; expected host:port[,host:port…][/chroot]")
         hosts_part, slash, chroot = text.partition("/")
         chroot = (slash + chroot).rstrip("/") if slash else ""
         if chroot and ("//" in chroot or any(p in (".", "..") for p in chroot.split("/")[1:])):
-            raise UsageError(f"--zk {value!r}: bad chroot {chroot!r}")
+            raise BadConnectString(f"--zk {value!r}: bad chroot {chroot!r}")
         hosts = []
         for item in hosts_part.split(","):
             m = _HOST_PORT.match(item.strip())
             if not m:
-                raise UsageError(f"--zk {value!r}: {item.strip()!r} is not host[:port]")
+                raise BadConnectString(f"--zk {value!r}: {item.strip()!r} is not host[:port]")
             port = int(m["port"] or 2181)
             if not 0 < port < 65536:
-                raise UsageError(f"--zk {value!r}: port {port} is out of range")
+                raise BadConnectString(f"--zk {value!r}: port {port} is out of range")
             hosts.append((m["v6"] or m["host"], port))
         return cls(tuple(hosts), chroot)
 
@@ -331,13 +335,13 @@ class ReadOnlySession:
         try:
             client.start(timeout=self.timeout)
         except KazooTimeoutError:
-            client.close()
+            _discard(client)
             raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target} within {self.timeout:g}s") from None
         except AuthFailedError:
-            client.close()
+            _discard(client)
             raise ZookeeperError(f"ZooKeeper at {self.target} refused the credentials") from None
         except (KazooException, OSError, ValueError) as exc:
-            client.close()
+            _discard(client)
             raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target}: {exc or type(exc).__name__}") from None
         self._client = client
         if creds and creds.scheme == "digest":
@@ -359,10 +363,7 @@ class ReadOnlySession:
     def close(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
-            try:
-                client.stop()
-            finally:
-                client.close()
+            _discard(client)
 
     @property
     def client_for_reads(self) -> Any:
@@ -494,8 +495,6 @@ class ReadOnlySession:
                     elif isinstance(result, NoAuthError):
                         stats.unreadable += 1
                         yield Denied(node_path, "NoAuth")
-                    elif isinstance(result, lost):
-                        todo.append((op, node_path, depth))
                     elif isinstance(result, Exception):
                         stats.unreadable += 1
                         yield Denied(node_path, type(result).__name__)
@@ -509,8 +508,6 @@ class ReadOnlySession:
                 elif isinstance(result, list):
                     prefix = node_path if node_path.endswith("/") else node_path + "/"
                     todo.extend((_GET, prefix + name, depth + 1) for name in sorted(result))
-                elif isinstance(result, lost):
-                    todo.append((op, node_path, depth))
                 elif isinstance(result, NoNodeError):
                     pass  # deleted after we read it: its record is already out, its children are gone
                 elif isinstance(result, Exception):
@@ -524,15 +521,33 @@ class _Pipelined:
         self._results = results
 
     def get(self, timeout: float) -> list[Any]:
-        from kazoo.exceptions import KazooException
+        """Every op's result; a lost connection fails the whole batch, as it does a multiRead."""
+        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, KazooException, SessionExpiredError
 
         out: list[Any] = []
+        lost: Exception | None = None
         for result in self._results:
             try:
                 out.append(result.get(timeout=timeout))
+            except (ConnectionLoss, ConnectionClosedError, SessionExpiredError) as exc:
+                lost = lost or exc
             except KazooException as exc:
                 out.append(exc)
+        if lost is not None:
+            raise lost
         return out
+
+
+def _discard(client: Any) -> None:
+    """Stop and close a kazoo client whatever state it is in (kazoo refuses close() before stop())."""
+    try:
+        client.stop()
+    except Exception:  # noqa: BLE001 - already stopped or never connected
+        log.debug("stopping the kazoo client failed", exc_info=True)
+    try:
+        client.close()
+    except Exception:  # noqa: BLE001
+        log.debug("closing the kazoo client failed", exc_info=True)
 
 
 def _normalise(path: str) -> str:

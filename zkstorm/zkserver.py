@@ -86,8 +86,18 @@ class ZkServer:
     ``detach=True`` starts it in its own session so it outlives this process (the sandbox).
     """
 
-    def __init__(self, data_dir: str | Path | None = None, *, port: int | None = None, detach: bool = False):
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        port: int | None = None,
+        detach: bool = False,
+        extra_config: dict[str, str] | None = None,
+        jvm_options: list[str] | None = None,
+    ):
         self._own_dir = data_dir is None
+        self.extra_config = extra_config or {}
+        self.jvm_options = jvm_options or []
         self.base = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="zkstorm-zk-"))
         self.port = port or free_port()
         self.detach = detach
@@ -127,6 +137,7 @@ class ZkServer:
                     "forceSync=no",
                     "maxClientCnxns=0",
                     "jute.maxbuffer=4194304",
+                    *(f"{k}={v}" for k, v in self.extra_config.items()),
                     "",
                 ]
             )
@@ -143,6 +154,7 @@ class ZkServer:
             f"-Dlog4j2.configurationFile={self.base / 'log4j2.properties'}",
             "-Dzookeeper.admin.enableServer=false",
             "-Djute.maxbuffer=4194304",
+            *self.jvm_options,
             "-cp",
             zookeeper_classpath(),
             "org.apache.zookeeper.server.quorum.QuorumPeerMain",

@@ -1,0 +1,101 @@
+"""Session-wide real ZooKeeper, a writable client to seed it, and a fresh chroot per test.
+
+Missing Java or ZooKeeper jars fail the run loudly: a skipped ZooKeeper test would hide a missing part.
+The server log is attached to the report of every failing test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.fixtures import SERVER_NODES, manifest
+from zkstorm.zkserver import ZkServer
+
+SASL_USER, SASL_PASSWORD = "zkstorm", "sasl-s3cret"
+_JAAS = """Server {
+  org.apache.zookeeper.server.auth.DigestLoginModule required
+  user_%s="%s";
+};
+"""
+
+
+@pytest.fixture(scope="session")
+def zk_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ZkServer]:
+    base = tmp_path_factory.mktemp("zk")
+    jaas = base / "jaas.conf"
+    jaas.write_text(_JAAS % (SASL_USER, SASL_PASSWORD))
+    server = ZkServer(
+        base / "server",
+        extra_config={"authProvider.sasl": "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"},
+        jvm_options=[f"-Djava.security.auth.login.config={jaas}"],
+    )
+    server.start()
+    _SERVERS.append(server)
+    yield server
+    server.stop()
+
+
+_SERVERS: list[ZkServer] = []
+
+
+@pytest.fixture(scope="session")
+def writer(zk_server: ZkServer) -> Iterator[KazooClient]:
+    """The tests' own writable client; the code under test never gets it."""
+    client = KazooClient(zk_server.connect_string, timeout=30)
+    client.start(timeout=30)
+    yield client
+    client.stop()
+    client.close()
+
+
+@dataclass(frozen=True)
+class Chroot:
+    server: ZkServer
+    path: str
+
+    @property
+    def zk(self) -> str:
+        return f"{self.server.connect_string}{self.path}"
+
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def zk_root(request: pytest.FixtureRequest, zk_server: ZkServer, writer: KazooClient) -> Chroot:
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", request.node.name)[:80]
+    path = f"/t/{next(_counter):04d}-{name}"
+    writer.ensure_path(path)
+    return Chroot(zk_server, path)
+
+
+def load_cluster(writer: KazooClient, chroot: str, system: str, name: str) -> int:
+    """Create a fixture folder's znodes under ``chroot`` (ephemerals held by the writer's session)."""
+    transaction = writer.transaction()
+    count = 0
+    for node in manifest(system, name):
+        if node.path in SERVER_NODES:
+            continue
+        transaction.create(chroot + node.path, node.data or b"", ephemeral=node.ephemeral)
+        count += 1
+    for result in transaction.commit():
+        if isinstance(result, Exception):
+            raise result
+    return count
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and _SERVERS:
+        report.sections.append(("ZooKeeper server log (tail)", _SERVERS[0].log_tail(80)))
+
+
