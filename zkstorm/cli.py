@@ -212,21 +212,22 @@ def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bo
         else:
             from .output import emit
 
-            shown = _only_tree_records(records, problems)
-            problems.extend(emit(shown, fmt, sys.stdout, primary=Znode))
+            emit(_only_tree_records(records, problems), fmt, sys.stdout, primary=Znode)
     log.info("walked %d znodes in %.2fs (%d requests, %d vanished, %d unreadable, %d retries)", stats.znodes,
              time.monotonic() - started, stats.requests, stats.vanished, stats.unreadable, stats.retries)  # fmt: skip
     _finish(settings, _warn_about(problems))
 
 
 def _only_tree_records(records: Iterator[Any], problems: list[Any]) -> Iterator[Any]:
-    """``tree`` outputs znodes and failures; decoded records belong to the per-system commands."""
+    """``tree`` outputs znodes and failures (also noted in ``problems`` for the stderr warnings);
+    decoded records belong to the per-system commands."""
     from .records import DecodeFailure, Unreadable, Znode
 
     for record in records:
         if isinstance(record, Znode):
             yield record
         elif isinstance(record, Unreadable | DecodeFailure):
+            problems.append(record)
             yield record
 
 

@@ -39,20 +39,28 @@ def emit(
         for record in records:
             out.write(_dumps(_json_object(record)) + "\n")
     elif fmt == "json":
-        out.write("[")
-        for i, record in enumerate(records):
-            out.write(("," if i else "") + "\n" + _dumps(_json_object(record)))
-        out.write("\n]\n")
+        # Nothing is written until the first record exists: a walk that fails at its start (no such
+        # path, no connection) must not leave a half-open array on stdout.
+        separator = "["
+        for record in records:
+            out.write(separator + "\n" + _dumps(_json_object(record)))
+            separator = ","
+        out.write("[]\n" if separator == "[" else "\n]\n")
     elif fmt == "csv":
         names = [c.name for c in columns(primary)]
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(names)
+        header_written = False
         for record in records:
+            if not header_written:
+                writer.writerow(names)  # after the first record, for the same reason as JSON's "["
+                header_written = True
             if type(record) is not primary:
                 others.append(record)
                 continue
             row = to_jsonable(record)
             writer.writerow(["" if row[n] is None else _csv_value(row[n]) for n in names])
+        if not header_written:
+            writer.writerow(names)
     elif fmt == "table":
         rows = []
         for record in records:

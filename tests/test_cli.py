@@ -1,0 +1,227 @@
+"""The command line against fixture clusters loaded into the real server."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from kazoo.client import KazooClient
+from kazoo.security import make_digest_acl
+
+from tests.conftest import Chroot, load_cluster
+from tests.fixtures import SERVER_NODES, manifest
+from zkstorm.cli import cli
+from zkstorm.errors import ExitCode
+
+GOLDEN = Path(__file__).parent / "golden"
+ENV = {"COLUMNS": "120", "NO_COLOR": "1", "TERM": "dumb"}
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    runner = CliRunner()
+    return runner.invoke(cli, list(args), env={**ENV, **(env or {})}, catch_exceptions=False)
+
+
+@pytest.fixture
+def kafka08(writer: KazooClient, zk_root: Chroot) -> Chroot:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    return zk_root
+
+
+@pytest.fixture
+def storm2(writer: KazooClient, zk_root: Chroot) -> Chroot:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    return zk_root
+
+
+@pytest.mark.parametrize(
+    ("system", "name", "path"),
+    [("kafka", "cluster-08-root", "/"), ("storm", "storm2", "/storm"), ("storm", "encodings", "/")],
+)
+def test_tree_matches_golden_text(writer: KazooClient, zk_root: Chroot, system: str, name: str, path: str) -> None:
+    load_cluster(writer, zk_root.path, system, name)
+    result = run("--zk", zk_root.zk, "tree", path)
+    assert result.exit_code == 0, result.output
+    golden = GOLDEN / f"tree-{system}-{name}.txt"
+    if os.environ.get("ZKSTORM_UPDATE_GOLDEN"):
+        golden.write_text(result.stdout)
+    assert result.stdout == golden.read_text()
+
+
+def test_tree_jsonl_lists_every_znode_with_its_stat(kafka08: Chroot) -> None:
+    result = run("--zk", kafka08.zk, "tree", "/", "-f", "jsonl")
+    assert result.exit_code == 0
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert {r["kind"] for r in rows} == {"znode"}
+    paths = {r["path"] for r in rows}
+    assert paths == {"/"} | {n.path for n in manifest("kafka", "cluster-08-root")} - set(SERVER_NODES)
+    broker = next(r for r in rows if r["path"] == "/brokers/ids/0")
+    assert broker["ephemeral"] is True and broker["encoding"] == "json" and broker["data_length"] > 0
+    assert {"czxid", "mzxid", "pzxid", "ctime_ms", "mtime_ms", "version", "cversion", "num_children"} <= set(broker)
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_tree_json_and_csv_agree_with_jsonl(kafka08: Chroot, fmt: str) -> None:
+    lines = run("--zk", kafka08.zk, "tree", "/brokers", "-f", "jsonl").stdout.splitlines()
+    expected = {json.loads(line)["path"]: json.loads(line) for line in lines}
+    out = run("--zk", kafka08.zk, "tree", "/brokers", "-f", fmt).stdout
+    if fmt == "json":
+        rows = {r["path"]: r for r in json.loads(out)}
+        assert rows == expected
+    else:
+        rows = {r["path"]: r for r in csv.DictReader(io.StringIO(out))}
+        assert set(rows) == set(expected)
+        for path, row in rows.items():
+            assert int(row["data_length"]) == expected[path]["data_length"]
+            assert row["ephemeral"] == ("true" if expected[path]["ephemeral"] else "false")
+
+
+def test_json_shorthand(kafka08: Chroot) -> None:
+    assert json.loads(run("--zk", kafka08.zk, "tree", "/brokers", "--json").stdout) == json.loads(
+        run("--zk", kafka08.zk, "tree", "/brokers", "-f", "json").stdout
+    )
+
+
+def test_missing_path_prints_nothing_on_stdout(kafka08: Chroot) -> None:
+    for fmt in ("json", "jsonl", "csv", "tree"):
+        result = run("--zk", kafka08.zk, "tree", "/cluster", "-f", fmt)
+        assert result.exit_code == ExitCode.NOT_FOUND and result.stdout == "", fmt
+
+
+def test_tree_depth(kafka08: Chroot) -> None:
+    rows = [json.loads(x) for x in run("--zk", kafka08.zk, "tree", "/", "--depth", "1", "-f", "jsonl").stdout.split()]
+    assert all(r["path"].count("/") <= 1 for r in rows)
+    assert any(r["num_children"] > 0 and r["path"] != "/" for r in rows)
+
+
+def test_unreadable_znode_warns_exits_0_and_5_with_strict(writer: KazooClient, zk_root: Chroot) -> None:
+    writer.create(zk_root.path + "/locked", b"x", acl=[make_digest_acl("o", "p", all=True)])
+    writer.create(zk_root.path + "/open", b"y")
+    result = run("--zk", zk_root.zk, "tree", "/", "-f", "jsonl")
+    assert result.exit_code == 0
+    rows = [json.loads(x) for x in result.stdout.splitlines()]
+    assert {"kind": "unreadable", "path": "/locked", "reason": "NoAuth", "detail": ""} in rows
+    assert "/locked: unreadable (NoAuth)" in result.stderr
+    assert run("--zk", zk_root.zk, "--strict", "tree", "/").exit_code == ExitCode.DECODE_FAILURES
+    tree = run("--zk", zk_root.zk, "tree", "/").stdout
+    assert "locked  unreadable: NoAuth" in tree
+
+
+def test_get_shows_stat_encoding_and_value(kafka08: Chroot) -> None:
+    result = run("--zk", kafka08.zk, "get", "/brokers/ids/0", "-f", "json")
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    assert doc["znode"]["path"] == "/brokers/ids/0" and doc["znode"]["ephemeral"] is True
+    assert doc["value"]["version"] == 1 and doc["raw_hex"] is None
+    table = run("--zk", kafka08.zk, "get", "/controller_epoch", "--raw").stdout
+    assert "encoding" in table and "00000000  " in table
+
+
+def test_get_raw_hexdump_matches_the_bytes(storm2: Chroot) -> None:
+    path = "/storm/blobstoremaxkeysequencenumber"
+    child = sorted(n.path for n in manifest("storm", "storm2") if n.path.startswith(path + "/"))[0]
+    data = next(n.data for n in manifest("storm", "storm2") if n.path == child)
+    doc = json.loads(run("--zk", storm2.zk, "get", child, "--raw", "--json").stdout)
+    assert doc["raw_hex"] == data.hex() and doc["znode"]["encoding"] == "binary"
+
+
+def test_get_hides_secret_subtrees_unless_asked(storm2: Chroot) -> None:
+    path = next(n.path for n in manifest("storm", "storm2") if n.path.startswith("/storm/credentials/") and n.data)
+    data = next(n.data for n in manifest("storm", "storm2") if n.path == path)
+    hidden = run("--zk", storm2.zk, "get", path, "--raw", "--json")
+    assert data.hex() not in hidden.stdout and "show-secrets" in hidden.stdout
+    shown = run("--zk", storm2.zk, "--show-secrets", "get", path, "--raw", "--json")
+    assert json.loads(shown.stdout)["raw_hex"] == data.hex()
+
+
+def test_get_missing_znode_exits_4(zk_root: Chroot) -> None:
+    result = run("--zk", zk_root.zk, "get", "/nope")
+    assert result.exit_code == ExitCode.NOT_FOUND
+    assert result.stderr.strip() == "zkstorm: no znode at /nope"
+
+
+def test_chroot_in_zk_string(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    rows = [json.loads(x) for x in run("--zk", zk_root.zk + "/kafka-prod", "tree", "/", "-f", "jsonl").stdout.split()]
+    assert {"/brokers/ids", "/controller", "/config/brokers/<default>"} <= {r["path"] for r in rows}
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _zkstorm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **ENV}
+    return subprocess.run([sys.executable, "-m", "zkstorm.cli", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout)  # fmt: skip
+
+
+def test_unreachable_ensemble_exits_3_with_one_line_and_no_traceback() -> None:
+    started = time.monotonic()
+    result = _zkstorm("--zk", f"127.0.0.1:{_closed_port()}", "--timeout", "1", "tree", "/")
+    assert result.returncode == ExitCode.ZOOKEEPER
+    assert time.monotonic() - started < 15
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("zkstorm: cannot connect")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("bad", ["host:notaport", "a,,b", "h:1//x"])
+def test_bad_zk_value_exits_3(bad: str) -> None:
+    result = _zkstorm("--zk", bad, "tree")
+    assert result.returncode == ExitCode.ZOOKEEPER
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_refused_auth_exits_3(zk_root: Chroot) -> None:
+    env = {**os.environ, **ENV, "ZKSTORM_AUTH": "sasl-digest", "ZKSTORM_USER": "zkstorm", "ZKSTORM_PASSWORD": "no"}
+    result = subprocess.run([sys.executable, "-m", "zkstorm.cli", "--zk", zk_root.zk, "--timeout", "5", "tree"],
+                            capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert result.returncode == ExitCode.ZOOKEEPER
+    assert "refused the credentials" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_bad_flag_is_a_usage_error() -> None:
+    result = _zkstorm("tree", "--depth", "-3")
+    assert result.returncode == ExitCode.USAGE and "Traceback" not in result.stderr
+    assert _zkstorm("tree", "-f", "yaml").returncode == ExitCode.USAGE
+    assert _zkstorm("no-such-command").returncode == ExitCode.USAGE
+
+
+def test_relative_path_is_a_usage_error(zk_root: Chroot) -> None:
+    result = run("--zk", zk_root.zk, "tree", "brokers")
+    assert result.exit_code == ExitCode.USAGE and "start with '/'" in result.stderr
+
+
+def test_help_lists_exit_codes() -> None:
+    out = _zkstorm("--help").stdout
+    assert "Exit codes" in out and "tree" in out and "sandbox" in out
+
+
+READ_COMMANDS = [
+    ("tree", "/"),
+    ("tree", "/", "-f", "jsonl"),
+    ("tree", "/", "-f", "csv"),
+    ("tree", "/storm", "-f", "json", "--depth", "2"),
+    ("get", "/storm/storms"),
+    ("get", "/storm/supervisors", "--raw", "--json"),
+    ("--show-secrets", "get", "/storm", "--raw"),
+]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=" ".join)
+def test_read_only_proof_zxid_unchanged(zk_server, storm2: Chroot, args: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    before = zk_server.last_zxid()
+    result = run("--zk", storm2.zk, *args)
+    assert result.exit_code == 0, result.output
+    assert zk_server.last_zxid() == before

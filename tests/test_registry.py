@@ -1,0 +1,62 @@
+"""Decoders plug into the registry by path pattern; failures become DecodeFailure records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zkstorm.collect import decode_node
+from zkstorm.decode.registry import Registry
+from zkstorm.errors import DecodeError
+from zkstorm.paths import Roots, is_secret_path
+from zkstorm.records import DecodeFailure
+from zkstorm.zk import RawNode, Stat
+
+STAT = Stat(1, 1, 0, 0, 0, 0, 0, 0, 5, 0, 1)
+
+
+def _decode_length(context: Any, data: bytes | None) -> list[Any]:
+    if data == b"bad":
+        raise DecodeError("not a thing")
+    return [DecodeFailure(path=context.relative, record_kind="probe", reason="", size=len(data or b""), encoding="")]
+
+
+def _registry() -> Registry:
+    registry = Registry()
+    registry.register("storm", "storms/*", "storm_base", _decode_length, lambda rs: f"{len(rs)} record")
+    registry.register("kafka", "config/brokers/<default>", "kafka_default", _decode_length)
+    registry.register("kafka", "config/brokers/*", "kafka_broker_config", _decode_length)
+    return registry
+
+
+def test_lookup_by_root_and_pattern() -> None:
+    registry, roots = _registry(), Roots(storm=("/storm",), kafka=("/kafka",))
+    found = registry.lookup("/storm/storms/topo-1-1", roots)
+    assert found and found[0].kind == "storm_base" and found[2] == "storms/topo-1-1"
+    assert registry.lookup("/storm/storms", roots) is None
+    assert registry.lookup("/other/storms/x", roots) is None
+    assert registry.lookup("/kafka/config/brokers/<default>", roots)[0].kind == "kafka_default"  # type: ignore[index]
+    assert registry.lookup("/kafka/config/brokers/7", roots)[0].kind == "kafka_broker_config"  # type: ignore[index]
+
+
+def test_decode_node_summarises_and_turns_errors_into_failures() -> None:
+    registry, roots = _registry(), Roots()
+    znode, records = decode_node(RawNode("/storm/storms/t-1-1", STAT, b"hello"), roots=roots, registry=registry)
+    assert znode.summary == "1 record" and znode.encoding == "text" and records[0].size == 5
+    znode, records = decode_node(RawNode("/storm/storms/t-1-1", STAT, b"bad"), roots=roots, registry=registry)
+    assert records == [DecodeFailure(path="/storm/storms/t-1-1", record_kind="storm_base", reason="not a thing",
+                                     size=3, encoding="text")]  # fmt: skip
+    assert znode.summary == "undecodable storm_base: not a thing"
+    znode, records = decode_node(RawNode("/elsewhere", STAT, b"x"), roots=roots, registry=registry)
+    assert records == [] and znode.summary is None
+
+
+def test_secret_paths() -> None:
+    roots = Roots(storm=("/storm",), kafka=("/kafka-prod",))
+    assert is_secret_path("/storm/credentials/t-1-1", roots)
+    assert is_secret_path("/storm/secretkeys/NIMBUS/t-1-1/0", roots)
+    assert is_secret_path("/kafka-prod/config/users/alice", roots)
+    assert is_secret_path("/kafka-prod/config/users/alice/clients/app", roots)
+    assert is_secret_path("/kafka-prod/config/brokers/<default>", roots)
+    assert is_secret_path("/kafka-prod/delegation_token/tokens/abc", roots)
+    assert not is_secret_path("/kafka-prod/config/topics/orders", roots)
+    assert not is_secret_path("/storm/storms/t-1-1", roots)

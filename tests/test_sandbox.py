@@ -1,0 +1,91 @@
+"""The synthetic clusters and the sandbox lifecycle."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from click.testing import CliRunner
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot
+from zkstorm.cli import cli
+from zkstorm.collect import walk
+from zkstorm.decode.sniff import detect_encoding
+from zkstorm.decode.thrift import is_thrift_struct
+from zkstorm.records import Znode
+from zkstorm.sandbox import Sandbox, seed
+from zkstorm.synth import cluster, java_url_encode
+from zkstorm.zk import ReadOnlySession
+
+NOW = 1795300000
+
+
+def test_synthetic_cluster_is_deterministic_and_parents_come_first() -> None:
+    first = list(cluster(scale=2, now=NOW))
+    assert first == list(cluster(scale=2, now=NOW))
+    seen = {"/"}
+    for node in first:
+        parent = node.path.rsplit("/", 1)[0] or "/"
+        assert parent in seen, node.path
+        if not node.sequential:
+            seen.add(node.path)
+
+
+def test_scale_grows_the_cluster_linearly() -> None:
+    # Linear with an offset: cluster-wide nodes (__consumer_offsets, the controller, …) exist once.
+    one, two, five = (sum(1 for _ in cluster(scale=s, now=NOW)) for s in (1, 2, 5))
+    assert 0.9 * 4 * (two - one) < five - one < 1.1 * 4 * (two - one)
+
+
+def test_synthetic_payloads_have_storm_and_kafka_encodings() -> None:
+    import gzip
+
+    encodings = Counter()
+    for node in cluster(scale=1, now=NOW):
+        encoding = detect_encoding(node.data)
+        encodings[encoding] += 1
+        if encoding == "gzip":
+            assert is_thrift_struct(gzip.decompress(node.data)), node.path
+        if node.path.startswith("/kafka/") and node.data:
+            assert encoding in ("json", "text"), node.path
+    assert encodings["gzip"] > 50 and encodings["json"] > 100 and encodings["dir-marker"] > 20
+
+
+def test_component_ids_are_url_encoded_like_java() -> None:
+    assert [java_url_encode(c) for c in ("score~v3", "alert*sink", "dédup", "top-5%", "a b")] == [
+        "score%7Ev3", "alert*sink", "d%C3%A9dup", "top-5%25", "a+b",
+    ]  # fmt: skip
+
+
+def test_seeded_cluster_walks_back_complete(zk_root: Chroot) -> None:
+    nodes = list(cluster(scale=1, now=NOW))
+    counts = seed(zk_root.zk, nodes)
+    assert counts.znodes == len(nodes)
+    with ReadOnlySession(zk_root.zk) as session:
+        znodes = [r for r in walk(session, "/") if isinstance(r, Znode)]
+    assert len(znodes) == len(nodes) + 1  # plus the chroot itself
+    ephemeral = {z.path for z in znodes if z.ephemeral}
+    assert any(p.startswith("/storm/supervisors/") for p in ephemeral)
+    assert "/kafka/controller" in ephemeral
+    assert any("/errors/" in p and p.rsplit("/", 1)[1].startswith("e00000") for p in ephemeral)
+
+
+def test_sandbox_start_status_stop(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runner = CliRunner()
+    state = str(tmp_path / "box")
+    started = runner.invoke(cli, ["sandbox", "start", "--dir", state])
+    try:
+        assert started.exit_code == 0, started.output
+        zk = started.stdout.strip()
+        assert zk.startswith("127.0.0.1:")
+        assert runner.invoke(cli, ["sandbox", "status", "--dir", state]).stdout.strip() == zk
+        again = runner.invoke(cli, ["sandbox", "start", "--dir", state])
+        assert again.stdout.strip() == zk  # already running: left as it is, not seeded twice
+        rows = [json.loads(x) for x in runner.invoke(cli, ["--zk", zk, "tree", "/kafka/brokers/ids", "-f", "jsonl"]).stdout.split()]
+        assert len(rows) == 4  # three live brokers; broker 4 is dead but named in replica lists
+    finally:
+        stopped = runner.invoke(cli, ["sandbox", "stop", "--dir", state])
+    assert stopped.exit_code == 0
+    assert not Sandbox(state).running()
+    assert runner.invoke(cli, ["sandbox", "status", "--dir", state]).exit_code == 4

@@ -1,0 +1,76 @@
+"""Encoding detection, checked against every fixture znode's documented encoding."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.fixtures import expected, folder, manifest
+from zkstorm.decode.sniff import ENCODINGS, detect_encoding
+
+STORM_NAMES = {
+    "gzip+thrift-binary": "gzip",
+    "zstd+thrift-binary": "zstd",
+    "thrift-binary": "thrift",
+    "java-serialization": "java-serialized",
+    "utf8": "text",
+    "int32-be": "binary",
+    "int64-be": "binary",
+    "storm-dir-marker": "dir-marker",
+}
+
+
+@pytest.mark.parametrize("name", ["storm2", "storm1", "encodings", "legacy09"])
+def test_every_storm_fixture_znode(name: str) -> None:
+    base = folder("storm", name)
+    znodes = expected("storm", name)["znodes"]
+    assert znodes
+    for path, entry in znodes.items():
+        data = (base / entry["file"]).read_bytes()
+        assert detect_encoding(data) == STORM_NAMES[entry["encoding"]], path
+
+
+@pytest.mark.parametrize("name", ["cluster-2x-chroot", "cluster-08-root", "migrated-kraft"])
+def test_every_kafka_fixture_znode_is_json_text_or_empty(name: str) -> None:
+    seen = set()
+    for node in manifest("kafka", name):
+        encoding = detect_encoding(node.data)
+        seen.add(encoding)
+        if encoding == "json":
+            json.loads(node.data.decode("utf-8"))  # type: ignore[union-attr]
+        else:
+            assert encoding in ("text", "empty"), node.path
+    assert {"json", "empty"} <= seen
+
+
+def test_empty_and_none_are_the_same() -> None:
+    assert detect_encoding(None) == detect_encoding(b"") == "empty"
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding"),
+    [
+        (b"\x07", "dir-marker"),
+        (b"\x00", "thrift"),  # a raw-Thrift empty struct (LogConfig with no loggers)
+        (b"\x00\x00\x00\x07", "binary"),  # blob max sequence number
+        (b"\xef\xbb\xbf{\"version\":1}", "json"),  # Jackson skips a BOM; so do we
+        (b'{"version":1} trailing', "json"),  # and ignores trailing bytes
+        (b"27", "text"),
+        (b"nimbus-a:6627:6637", "text"),
+        (b"{\"truncated\":", "text"),
+        (gzip.compress(b""), "gzip"),
+        (b"\x28\xb5\x2f\xfd\x00", "zstd"),
+        (b"\xff\xfe\x00", "binary"),
+    ],
+)
+def test_edge_cases(data: bytes, encoding: str) -> None:
+    assert detect_encoding(data) == encoding
+
+
+@given(st.binary(max_size=300))
+def test_any_bytes_get_one_known_encoding(data: bytes) -> None:
+    assert detect_encoding(data) in ENCODINGS
