@@ -143,6 +143,17 @@ def test_get_hides_secret_subtrees_unless_asked(storm2: Chroot) -> None:
     assert json.loads(shown.stdout)["raw_hex"] == data.hex()
 
 
+def test_secrets_are_hidden_whatever_the_kafka_root(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    users = [n for n in manifest("kafka", "cluster-2x-chroot") if "/config/users/" in n.path and n.data]
+    assert users
+    for node in users:
+        for args in (("get", node.path), ("get", node.path, "--json", "--raw")):
+            out = run("--zk", zk_root.zk, *args).stdout  # default --kafka-root is "/", not /kafka-prod
+            assert "salt=" not in out and node.data.hex() not in out, node.path  # type: ignore[union-attr]
+            assert "show-secrets" in out
+
+
 def test_get_missing_znode_exits_4(zk_root: Chroot) -> None:
     result = run("--zk", zk_root.zk, "get", "/nope")
     assert result.exit_code == ExitCode.NOT_FOUND

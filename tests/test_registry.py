@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from zkstorm.collect import decode_node
 from zkstorm.decode.registry import Registry
 from zkstorm.errors import DecodeError
@@ -50,13 +52,22 @@ def test_decode_node_summarises_and_turns_errors_into_failures() -> None:
     assert records == [] and znode.summary is None
 
 
-def test_secret_paths() -> None:
-    roots = Roots(storm=("/storm",), kafka=("/kafka-prod",))
-    assert is_secret_path("/storm/credentials/t-1-1", roots)
-    assert is_secret_path("/storm/secretkeys/NIMBUS/t-1-1/0", roots)
-    assert is_secret_path("/kafka-prod/config/users/alice", roots)
-    assert is_secret_path("/kafka-prod/config/users/alice/clients/app", roots)
-    assert is_secret_path("/kafka-prod/config/brokers/<default>", roots)
-    assert is_secret_path("/kafka-prod/delegation_token/tokens/abc", roots)
-    assert not is_secret_path("/kafka-prod/config/topics/orders", roots)
-    assert not is_secret_path("/storm/storms/t-1-1", roots)
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/storm/credentials/t-1-1",
+        "/storm/secretkeys/NIMBUS/t-1-1/0",
+        "/kafka-prod/config/users/alice",
+        "/kafka-prod/config/users/alice/clients/app",
+        "/kafka-prod/config/brokers/<default>",
+        "/delegation_token/tokens/abc",
+        "/a/b/c/config/users/x",  # under any root, whatever --kafka-root says
+    ],
+)
+def test_secret_paths(path: str) -> None:
+    assert is_secret_path(path)
+
+
+@pytest.mark.parametrize("path", ["/kafka/config/topics/orders", "/storm/storms/t-1-1", "/config/users", "/"])
+def test_not_secret_paths(path: str) -> None:
+    assert not is_secret_path(path)

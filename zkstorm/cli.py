@@ -248,7 +248,7 @@ def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> No
     with settings.session() as session:
         node = session.get(path)
     znode, records = decode_node(node, roots=roots, show_secrets=settings.show_secrets)
-    hidden = is_secret_path(znode.path, roots) and not settings.show_secrets
+    hidden = is_secret_path(znode.path) and not settings.show_secrets
     value = None if records or hidden else _plain_value(node.data, znode.encoding)
     raw_hex = None
     if raw and node.data:

@@ -53,21 +53,21 @@ class Roots:
 
 # Subtrees whose payloads are secret by nature (storm.md §4.7, §4.10; kafka.md §1, §3.10, §3.16).
 # Their raw bytes and undecoded values are never shown without --show-secrets; decoders of these
-# paths redact field by field.
-SECRET_PATTERNS: dict[str, tuple[tuple[str, ...], ...]] = {
-    STORM: (("credentials", "*"), ("secretkeys", "*", "*", "*")),
-    KAFKA: (
-        ("config", "users", "*"),
-        ("config", "users", "*", "clients", "*"),
-        ("config", "brokers", "*"),
-        ("delegation_token", "tokens", "*"),
-    ),
-}
+# paths redact field by field. They are matched as a path *suffix* under any root: redaction must not
+# depend on the operator passing the right --storm-root/--kafka-root (hiding an unrelated node that
+# happens to end like one of these is the safe mistake).
+SECRET_PATTERNS: tuple[tuple[str, ...], ...] = (
+    ("credentials", "*"),
+    ("secretkeys", "*", "*", "*"),
+    ("config", "users", "*"),
+    ("config", "users", "*", "clients", "*"),
+    ("config", "brokers", "*"),
+    ("delegation_token", "tokens", "*"),
+)
 
 
-def is_secret_path(path: str, roots: Roots) -> bool:
-    for system, _root, rel in roots.locate(path):
-        segments = rel.split("/") if rel else []
-        if any(matches(p, segments) for p in SECRET_PATTERNS[system]):
-            return True
-    return False
+def is_secret_path(path: str) -> bool:
+    segments = path.strip("/").split("/")
+    return any(
+        len(segments) >= len(pattern) and matches(pattern, segments[-len(pattern) :]) for pattern in SECRET_PATTERNS
+    )

@@ -417,7 +417,10 @@ class ReadOnlySession:
     # the walk -----------------------------------------------------------------------------------------
 
     def supports_multiread(self) -> bool:
-        """Probe once: ZooKeeper before 3.6 does not know op 22."""
+        """Probe once: ZooKeeper before 3.6 does not know op 22. ``ZKSTORM_MULTIREAD=0`` skips it
+        (for a proxy or server that mishandles op 22; the walk then pipelines single reads)."""
+        if self._multiread is None and os.environ.get("ZKSTORM_MULTIREAD", "1") == "0":
+            self._multiread = False
         if self._multiread is None:
             from kazoo.exceptions import ConnectionLoss, ConnectionClosedError
 

@@ -1,0 +1,38 @@
+# zkstorm — run `make help` for the targets.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+DEMO_SANDBOX := $(CURDIR)/.demo-sandbox
+
+.DEFAULT_GOAL := help
+.PHONY: help dev demo test bench lint clean
+
+help: ## Show the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@rm -f $(VENV)/.installed-*; touch $@
+
+dev: $(STAMP) ## Create .venv with zkstorm and its dev tools (pyspark, pytest, ruff, mypy)
+
+demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters and inspect it (KEEP=1 keeps it running)
+	@bash scripts/demo.sh "$(DEMO_SANDBOX)" "$(KEEP)"
+
+test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP) ## Benchmark the walk against a sequential kazoo walk of a ~31,000-znode sandbox
+	$(BIN)/python bench/bench_walk.py --json bench-results/walk.json
+
+lint: $(STAMP) ## ruff (format check + lint) and mypy
+	$(BIN)/ruff format --check zkstorm tests bench
+	$(BIN)/ruff check zkstorm tests bench
+	$(BIN)/mypy zkstorm
+
+clean: ## Remove the virtualenv, caches and demo state
+	-ZKSTORM_SANDBOX_DIR=$(DEMO_SANDBOX) $(BIN)/zkstorm sandbox stop 2>/dev/null
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results $(DEMO_SANDBOX) *.egg-info

@@ -1,0 +1,115 @@
+"""Walk benchmark: ``zkstorm tree / -f jsonl`` against a plain sequential kazoo walk of the same tree.
+
+Both run in this one process against one throwaway server seeded with the sandbox cluster, alternating
+(baseline, zkstorm, baseline, zkstorm, …) so machine noise hits both alike; the ratio of the medians
+is the result. Usage: ``python bench/bench_walk.py [--scale N] [--rounds N] [--json FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+
+def sequential_kazoo_walk(connect: str) -> int:
+    """The baseline: one synchronous get and one get_children per znode, depth first."""
+    from kazoo.client import KazooClient
+
+    client = KazooClient(connect, timeout=30)
+    client.start(timeout=30)
+    count = 0
+    stack = ["/"]
+    try:
+        while stack:
+            path = stack.pop()
+            client.get(path)
+            count += 1
+            for name in client.get_children(path):
+                stack.append(f"{path.rstrip('/')}/{name}")
+    finally:
+        client.stop()
+        client.close()
+    return count
+
+
+def zkstorm_tree_jsonl(connect: str, multiread: bool = True) -> int:
+    """The real ``zkstorm tree / -f jsonl`` command, in this process, output to /dev/null."""
+    from zkstorm.cli import cli
+
+    os.environ["ZKSTORM_MULTIREAD"] = "1" if multiread else "0"
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        try:
+            cli.main(["--zk", connect, "tree", "/", "-f", "jsonl"], prog_name="zkstorm", standalone_mode=False)
+        except SystemExit as exc:
+            if exc.code:
+                raise
+    return -1  # counted by the caller from the server side
+
+
+def timed(fn: Any, *args: Any) -> float:
+    started = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--scale", type=int, default=110, help="sandbox scale (110 ≈ 31,000 znodes)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    args = parser.parse_args(argv)
+
+    from zkstorm.sandbox import Sandbox
+
+    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:
+        box = Sandbox(Path(state) / "sandbox")
+        box.start()
+        try:
+            seeded = box.seed(scale=args.scale)
+            connect = box.connect_string
+            znodes = sequential_kazoo_walk(connect)  # also warms the server's JIT and page cache
+            print(f"tree: {znodes:,} znodes (seeded {seeded.znodes:,} in {seeded.seconds:.1f}s)", file=sys.stderr)
+            baseline, ours, pipelined = [], [], []
+            for _ in range(args.rounds):
+                baseline.append(timed(sequential_kazoo_walk, connect))
+                ours.append(timed(zkstorm_tree_jsonl, connect))
+                pipelined.append(timed(zkstorm_tree_jsonl, connect, False))
+        finally:
+            box.stop()
+
+    base_rate = znodes / statistics.median(baseline)
+    our_rate = znodes / statistics.median(ours)
+    pipelined_rate = znodes / statistics.median(pipelined)
+    result = {
+        "znodes": znodes,
+        "rounds": args.rounds,
+        "sequential_kazoo_znodes_per_s": round(base_rate),
+        "zkstorm_tree_jsonl_znodes_per_s": round(our_rate),
+        "ratio": round(our_rate / base_rate, 2),
+        "zkstorm_without_multiread_znodes_per_s": round(pipelined_rate),
+        "ratio_without_multiread": round(pipelined_rate / base_rate, 2),
+        "target_ratio": 4.0,
+        "cpus": os.cpu_count(),
+    }
+    print(f"{'walk':<28}{'median s':>10}{'znodes/s':>12}")
+    print(f"{'sequential kazoo':<28}{statistics.median(baseline):>10.2f}{base_rate:>12,.0f}")
+    print(f"{'zkstorm tree / -f jsonl':<28}{statistics.median(ours):>10.2f}{our_rate:>12,.0f}")
+    print(f"{'  same, ZKSTORM_MULTIREAD=0':<28}{statistics.median(pipelined):>10.2f}{pipelined_rate:>12,.0f}")
+    print(f"ratio {result['ratio']:.2f}x (target >= {result['target_ratio']:.0f}x); "
+          f"without multiRead {result['ratio_without_multiread']:.2f}x")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

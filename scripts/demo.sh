@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The demo: a throwaway sandbox ZooKeeper with a synthetic Storm 2.x and Kafka 3.x cluster, inspected
+# with zkstorm. Usage: scripts/demo.sh SANDBOX_DIR [KEEP]
+set -euo pipefail
+export ZKSTORM_SANDBOX_DIR="$1"
+keep="${2:-}"
+zkstorm=".venv/bin/zkstorm"
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+
+"$zkstorm" sandbox stop >/dev/null 2>&1 || true
+step "zkstorm sandbox start"
+ZK=$("$zkstorm" sandbox start)
+export ZKSTORM_ZK="$ZK" ZKSTORM_KAFKA_ROOT=/kafka
+echo "$ZK"
+if [ -z "$keep" ]; then trap '"$zkstorm" sandbox stop >/dev/null 2>&1' EXIT; fi
+
+step "zkstorm tree / --depth 1"
+"$zkstorm" tree / --depth 1
+step "zkstorm tree /storm --depth 2"
+"$zkstorm" tree /storm --depth 2
+step "zkstorm tree /kafka/brokers --depth 2"
+"$zkstorm" tree /kafka/brokers --depth 2
+step "zkstorm get /kafka/brokers/ids/1"
+"$zkstorm" get /kafka/brokers/ids/1
+step "zkstorm get /kafka/config/users/svc-billing   (a secret subtree: redacted)"
+"$zkstorm" get /kafka/config/users/svc-billing
+step "zkstorm tree / -f jsonl | wc -l"
+"$zkstorm" tree / -f jsonl | wc -l
+
+if [ -n "$keep" ]; then
+  printf '\nThe sandbox keeps running: export ZKSTORM_ZK=%s ZKSTORM_SANDBOX_DIR=%s\n' "$ZK" "$ZKSTORM_SANDBOX_DIR"
+  printf 'Stop it with: ZKSTORM_SANDBOX_DIR=%s %s sandbox stop\n' "$ZKSTORM_SANDBOX_DIR" "$zkstorm"
+else
+  printf '\nDone; the sandbox is stopped. `make demo KEEP=1` leaves it running to explore.\n'
+fi
