@@ -103,8 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'sequential kazoo':<28}{statistics.median(baseline):>10.2f}{base_rate:>12,.0f}")
     print(f"{'zkstorm tree / -f jsonl':<28}{statistics.median(ours):>10.2f}{our_rate:>12,.0f}")
     print(f"{'  same, ZKSTORM_MULTIREAD=0':<28}{statistics.median(pipelined):>10.2f}{pipelined_rate:>12,.0f}")
-    print(f"ratio {result['ratio']:.2f}x (target >= {result['target_ratio']:.0f}x); "
-          f"without multiRead {result['ratio_without_multiread']:.2f}x")
+    print(
+        f"ratio {result['ratio']:.2f}x (target >= {result['target_ratio']:.0f}x); "
+        f"without multiRead {result['ratio_without_multiread']:.2f}x"
+    )
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(result, indent=2) + "\n")

@@ -10,7 +10,6 @@ import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -97,5 +96,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if report.failed and _SERVERS:
         report.sections.append(("ZooKeeper server log (tail)", _SERVERS[0].log_tail(80)))
-
-

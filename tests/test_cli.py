@@ -174,8 +174,9 @@ def _closed_port() -> int:
 
 def _zkstorm(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, **ENV}
-    return subprocess.run([sys.executable, "-m", "zkstorm.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "zkstorm.cli", *args], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def test_unreachable_ensemble_exits_3_with_one_line_and_no_traceback() -> None:
@@ -196,8 +197,13 @@ def test_bad_zk_value_exits_3(bad: str) -> None:
 
 def test_refused_auth_exits_3(zk_root: Chroot) -> None:
     env = {**os.environ, **ENV, "ZKSTORM_AUTH": "sasl-digest", "ZKSTORM_USER": "zkstorm", "ZKSTORM_PASSWORD": "no"}
-    result = subprocess.run([sys.executable, "-m", "zkstorm.cli", "--zk", zk_root.zk, "--timeout", "5", "tree"],
-                            capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-m", "zkstorm.cli", "--zk", zk_root.zk, "--timeout", "5", "tree"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert result.returncode == ExitCode.ZOOKEEPER
     assert "refused the credentials" in result.stderr and "Traceback" not in result.stderr
 

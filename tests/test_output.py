@@ -15,9 +15,23 @@ from zkstorm.records import RECORD_TYPES, DecodeFailure, Unreadable, Znode
 from zkstorm.schema import columns, kind_name, to_jsonable
 
 SAMPLES: dict[type, Any] = {
-    Znode: Znode(path="/a/b", czxid=1, mzxid=2, pzxid=3, ctime_ms=4, mtime_ms=5, version=6, cversion=7, aversion=8,
-                 ephemeral_owner=0x100, data_length=10, num_children=0, ephemeral=True, encoding="json",
-                 summary="ümlaut, \"quoted\""),  # fmt: skip
+    Znode: Znode(
+        path="/a/b",
+        czxid=1,
+        mzxid=2,
+        pzxid=3,
+        ctime_ms=4,
+        mtime_ms=5,
+        version=6,
+        cversion=7,
+        aversion=8,
+        ephemeral_owner=0x100,
+        data_length=10,
+        num_children=0,
+        ephemeral=True,
+        encoding="json",
+        summary='ümlaut, "quoted"',
+    ),
     Unreadable: Unreadable(path="/secret", reason="NoAuth"),
     DecodeFailure: DecodeFailure(path="/x", record_kind="storm_base", reason="truncated", size=12, encoding="gzip"),
 }

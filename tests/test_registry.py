@@ -45,8 +45,11 @@ def test_decode_node_summarises_and_turns_errors_into_failures() -> None:
     znode, records = decode_node(RawNode("/storm/storms/t-1-1", STAT, b"hello"), roots=roots, registry=registry)
     assert znode.summary == "1 record" and znode.encoding == "text" and records[0].size == 5
     znode, records = decode_node(RawNode("/storm/storms/t-1-1", STAT, b"bad"), roots=roots, registry=registry)
-    assert records == [DecodeFailure(path="/storm/storms/t-1-1", record_kind="storm_base", reason="not a thing",
-                                     size=3, encoding="text")]  # fmt: skip
+    assert records == [
+        DecodeFailure(
+            path="/storm/storms/t-1-1", record_kind="storm_base", reason="not a thing", size=3, encoding="text"
+        )
+    ]
     assert znode.summary == "undecodable storm_base: not a thing"
     znode, records = decode_node(RawNode("/elsewhere", STAT, b"x"), roots=roots, registry=registry)
     assert records == [] and znode.summary is None

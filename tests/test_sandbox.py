@@ -6,7 +6,6 @@ import json
 from collections import Counter
 
 from click.testing import CliRunner
-from kazoo.client import KazooClient
 
 from tests.conftest import Chroot
 from zkstorm.cli import cli
@@ -54,8 +53,12 @@ def test_synthetic_payloads_have_storm_and_kafka_encodings() -> None:
 
 def test_component_ids_are_url_encoded_like_java() -> None:
     assert [java_url_encode(c) for c in ("score~v3", "alert*sink", "dédup", "top-5%", "a b")] == [
-        "score%7Ev3", "alert*sink", "d%C3%A9dup", "top-5%25", "a+b",
-    ]  # fmt: skip
+        "score%7Ev3",
+        "alert*sink",
+        "d%C3%A9dup",
+        "top-5%25",
+        "a+b",
+    ]
 
 
 def test_seeded_cluster_walks_back_complete(zk_root: Chroot) -> None:
@@ -82,7 +85,10 @@ def test_sandbox_start_status_stop(tmp_path) -> None:  # type: ignore[no-untyped
         assert runner.invoke(cli, ["sandbox", "status", "--dir", state]).stdout.strip() == zk
         again = runner.invoke(cli, ["sandbox", "start", "--dir", state])
         assert again.stdout.strip() == zk  # already running: left as it is, not seeded twice
-        rows = [json.loads(x) for x in runner.invoke(cli, ["--zk", zk, "tree", "/kafka/brokers/ids", "-f", "jsonl"]).stdout.split()]
+        rows = [
+            json.loads(x)
+            for x in runner.invoke(cli, ["--zk", zk, "tree", "/kafka/brokers/ids", "-f", "jsonl"]).stdout.split()
+        ]
         assert len(rows) == 4  # three live brokers; broker 4 is dead but named in replica lists
     finally:
         stopped = runner.invoke(cli, ["sandbox", "stop", "--dir", state])

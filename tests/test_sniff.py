@@ -57,11 +57,11 @@ def test_empty_and_none_are_the_same() -> None:
         (b"\x07", "dir-marker"),
         (b"\x00", "thrift"),  # a raw-Thrift empty struct (LogConfig with no loggers)
         (b"\x00\x00\x00\x07", "binary"),  # blob max sequence number
-        (b"\xef\xbb\xbf{\"version\":1}", "json"),  # Jackson skips a BOM; so do we
+        (b'\xef\xbb\xbf{"version":1}', "json"),  # Jackson skips a BOM; so do we
         (b'{"version":1} trailing', "json"),  # and ignores trailing bytes
         (b"27", "text"),
         (b"nimbus-a:6627:6637", "text"),
-        (b"{\"truncated\":", "text"),
+        (b'{"truncated":', "text"),
         (gzip.compress(b""), "gzip"),
         (b"\x28\xb5\x2f\xfd\x00", "zstd"),
         (b"\xff\xfe\x00", "binary"),

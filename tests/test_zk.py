@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -199,18 +200,14 @@ class _DroppingProxy:
         except OSError:
             pass
         for s in (src, dst):
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def drop_all(self) -> None:
         with self.lock:
             for s in self.sockets:
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
             self.sockets.clear()
 
     def close(self) -> None:

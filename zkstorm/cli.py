@@ -111,23 +111,53 @@ def _setup_logging(verbose: int) -> None:
 
 @click.group(cls=ZkstormGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="zkstorm")
-@click.option("--zk", envvar="ZKSTORM_ZK", default="127.0.0.1:2181", show_default=True,
-              help="Ensemble: host:port[,host:port…][/chroot]. Env ZKSTORM_ZK.")  # fmt: skip
-@click.option("--timeout", envvar="ZKSTORM_TIMEOUT", type=click.FloatRange(0.1, 3600), default=10.0,
-              show_default=True, help="Seconds to connect, and to wait for any answer.")  # fmt: skip
-@click.option("--auth", envvar="ZKSTORM_AUTH", type=click.Choice(["none", "digest", "sasl-digest", "sasl-gssapi"]),
-              default=None, help="Authentication; user and password come from ZKSTORM_USER and "
-              "ZKSTORM_PASSWORD or ZKSTORM_PASSWORD_FILE, never from argv.")  # fmt: skip
+@click.option(
+    "--zk",
+    envvar="ZKSTORM_ZK",
+    default="127.0.0.1:2181",
+    show_default=True,
+    help="Ensemble: host:port[,host:port…][/chroot]. Env ZKSTORM_ZK.",
+)
+@click.option(
+    "--timeout",
+    envvar="ZKSTORM_TIMEOUT",
+    type=click.FloatRange(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    help="Seconds to connect, and to wait for any answer.",
+)
+@click.option(
+    "--auth",
+    envvar="ZKSTORM_AUTH",
+    type=click.Choice(["none", "digest", "sasl-digest", "sasl-gssapi"]),
+    default=None,
+    help="Authentication; user and password come from ZKSTORM_USER and "
+    "ZKSTORM_PASSWORD or ZKSTORM_PASSWORD_FILE, never from argv.",
+)
 @click.option("--tls", is_flag=True, envvar="ZKSTORM_TLS", help="Connect with TLS (system CAs unless --tls-ca).")
 @click.option("--tls-ca", envvar="ZKSTORM_TLS_CA", type=click.Path(exists=True, dir_okay=False), help="CA bundle.")
-@click.option("--tls-cert", envvar="ZKSTORM_TLS_CERT", type=click.Path(exists=True, dir_okay=False),
-              help="Client certificate (PEM).")  # fmt: skip
-@click.option("--tls-key", envvar="ZKSTORM_TLS_KEY", type=click.Path(exists=True, dir_okay=False),
-              help="Client key (PEM); its password from ZKSTORM_TLS_KEY_PASSWORD.")  # fmt: skip
-@click.option("--storm-root", envvar="ZKSTORM_STORM_ROOT", default="/storm", show_default=True,
-              help="storm.zookeeper.root of the Storm cluster.")  # fmt: skip
-@click.option("--kafka-root", envvar="ZKSTORM_KAFKA_ROOT", default="/", show_default=True,
-              help="Chroot of the Kafka cluster.")  # fmt: skip
+@click.option(
+    "--tls-cert",
+    envvar="ZKSTORM_TLS_CERT",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Client certificate (PEM).",
+)
+@click.option(
+    "--tls-key",
+    envvar="ZKSTORM_TLS_KEY",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Client key (PEM); its password from ZKSTORM_TLS_KEY_PASSWORD.",
+)
+@click.option(
+    "--storm-root",
+    envvar="ZKSTORM_STORM_ROOT",
+    default="/storm",
+    show_default=True,
+    help="storm.zookeeper.root of the Storm cluster.",
+)
+@click.option(
+    "--kafka-root", envvar="ZKSTORM_KAFKA_ROOT", default="/", show_default=True, help="Chroot of the Kafka cluster."
+)
 @click.option("--show-secrets", is_flag=True, help="Show credentials, keys and passwords instead of redacting them.")
 @click.option("--strict", is_flag=True, help="Exit 5 when any znode is unreadable or fails to decode.")
 @click.option("-v", "--verbose", count=True, help="-v progress and INFO logs, -vv DEBUG (with kazoo's own logs).")
@@ -141,8 +171,15 @@ def cli(ctx: click.Context, verbose: int, **options: Any) -> None:
 def _format_option(*choices: str, default: str) -> Any:
     def decorate(fn: Any) -> Any:
         fn = click.option("--json", "as_json", is_flag=True, help="Shorthand for --format json.")(fn)
-        return click.option("-f", "--format", "fmt", type=click.Choice(choices), default=default, show_default=True,
-                            help="Output format.")(fn)  # fmt: skip
+        return click.option(
+            "-f",
+            "--format",
+            "fmt",
+            type=click.Choice(choices),
+            default=default,
+            show_default=True,
+            help="Output format.",
+        )(fn)
 
     return decorate
 
@@ -169,7 +206,9 @@ def _warn_about(others: list[Any]) -> int:
             click.echo(f"zkstorm: warning: {record.path}: unreadable ({record.reason})", err=True)
             count += 1
         elif isinstance(record, DecodeFailure):
-            click.echo(f"zkstorm: warning: {record.path}: cannot decode {record.record_kind}: {record.reason}", err=True)
+            click.echo(
+                f"zkstorm: warning: {record.path}: cannot decode {record.record_kind}: {record.reason}", err=True
+            )
             count += 1
     return count
 
@@ -195,8 +234,9 @@ def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bo
     started = time.monotonic()
     problems: list[Any] = []
     with settings.session() as session:
-        records = walk(session, path, depth=depth, roots=settings.roots(), show_secrets=settings.show_secrets,
-                       stats=stats)  # fmt: skip
+        records = walk(
+            session, path, depth=depth, roots=settings.roots(), show_secrets=settings.show_secrets, stats=stats
+        )
         if fmt == "tree":
             from .render import znode_tree
 
@@ -213,8 +253,15 @@ def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bo
             from .output import emit
 
             emit(_only_tree_records(records, problems), fmt, sys.stdout, primary=Znode)
-    log.info("walked %d znodes in %.2fs (%d requests, %d vanished, %d unreadable, %d retries)", stats.znodes,
-             time.monotonic() - started, stats.requests, stats.vanished, stats.unreadable, stats.retries)  # fmt: skip
+    log.info(
+        "walked %d znodes in %.2fs (%d requests, %d vanished, %d unreadable, %d retries)",
+        stats.znodes,
+        time.monotonic() - started,
+        stats.requests,
+        stats.vanished,
+        stats.unreadable,
+        stats.retries,
+    )
     _finish(settings, _warn_about(problems))
 
 
@@ -283,8 +330,9 @@ def _plain_value(data: bytes | None, encoding: str) -> Any:
     return None
 
 
-def _print_get_table(znode: Any, records: list[Any], value: Any, hidden: bool, data: bytes | None,
-                     raw_hex: str | None) -> None:  # fmt: skip
+def _print_get_table(
+    znode: Any, records: list[Any], value: Any, hidden: bool, data: bytes | None, raw_hex: str | None
+) -> None:
     from .render import hexdump, key_value_table, record_table
     from .schema import to_jsonable
 
@@ -297,8 +345,9 @@ def _print_get_table(znode: Any, records: list[Any], value: Any, hidden: bool, d
     elif value is not None:
         import json
 
-        console.print(value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False),
-                      markup=False)  # fmt: skip
+        console.print(
+            value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False), markup=False
+        )
     if data is not None:
         console.print(hexdump(data), markup=False)
     elif raw_hex:
@@ -314,10 +363,20 @@ def sandbox() -> None:
 
 
 @sandbox.command("start")
-@click.option("--dir", "state_dir", type=click.Path(file_okay=False), default=None,
-              help="Where the server keeps its data (default: ZKSTORM_SANDBOX_DIR or ~/.cache/zkstorm/sandbox).")  # fmt: skip
-@click.option("--scale", type=click.IntRange(1, 1000), default=1, show_default=True,
-              help="Multiply the synthetic cluster (topologies, supervisors, topics, brokers).")  # fmt: skip
+@click.option(
+    "--dir",
+    "state_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where the server keeps its data (default: ZKSTORM_SANDBOX_DIR or ~/.cache/zkstorm/sandbox).",
+)
+@click.option(
+    "--scale",
+    type=click.IntRange(1, 1000),
+    default=1,
+    show_default=True,
+    help="Multiply the synthetic cluster (topologies, supervisors, topics, brokers).",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=None, help="Client port (default: a free one).")
 @click.option("--seed/--no-seed", default=True, show_default=True, help="Seed the synthetic clusters.")
 def sandbox_start(state_dir: str | None, scale: int, port: int | None, seed: bool) -> None:

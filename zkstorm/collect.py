@@ -13,7 +13,7 @@ from typing import Any
 from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
 from .errors import DecodeError
-from .paths import Roots
+from .paths import DEFAULT_ROOTS, Roots
 from .records import DecodeFailure, Unreadable, Znode
 from .zk import Denied, RawNode, ReadOnlySession, WalkStats
 
@@ -40,7 +40,7 @@ def to_znode(raw: RawNode, encoding: str, summary: str | None = None) -> Znode:
 
 
 def decode_node(
-    raw: RawNode, *, roots: Roots = Roots(), registry: Registry = REGISTRY, show_secrets: bool = False
+    raw: RawNode, *, roots: Roots = DEFAULT_ROOTS, registry: Registry = REGISTRY, show_secrets: bool = False
 ) -> tuple[Znode, list[Any]]:
     """The znode record of ``raw`` and whatever its registered decoder makes of the bytes.
 
@@ -68,7 +68,7 @@ def walk(
     path: str = "/",
     *,
     depth: int | None = None,
-    roots: Roots = Roots(),
+    roots: Roots = DEFAULT_ROOTS,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
     stats: WalkStats | None = None,

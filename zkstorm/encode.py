@@ -18,9 +18,15 @@ from .decode import thrift as t
 from .decode.storm_schema import ENUMS, STRUCTS, TypeSpec
 
 _WIRE = {
-    "bool": t.BOOL, "byte": t.BYTE, "double": t.DOUBLE, "i16": t.I16, "i32": t.I32, "i64": t.I64,
-    "string": t.STRING, "binary": t.STRING,
-}  # fmt: skip
+    "bool": t.BOOL,
+    "byte": t.BYTE,
+    "double": t.DOUBLE,
+    "i16": t.I16,
+    "i32": t.I32,
+    "i64": t.I64,
+    "string": t.STRING,
+    "binary": t.STRING,
+}
 _PACK = {"byte": ">b", "double": ">d", "i16": ">h", "i32": ">i", "i64": ">q"}
 
 

@@ -30,9 +30,7 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def emit(
-    records: Iterable[Any], fmt: str, out: TextIO, *, primary: type, console: Console | None = None
-) -> list[Any]:
+def emit(records: Iterable[Any], fmt: str, out: TextIO, *, primary: type, console: Console | None = None) -> list[Any]:
     """Write ``records`` in ``fmt``; return the records CSV or the table could not carry."""
     others: list[Any] = []
     if fmt == "jsonl":
@@ -62,7 +60,7 @@ def emit(
         if not header_written:
             writer.writerow(names)
     elif fmt == "table":
-        rows = []
+        rows: list[Any] = []
         for record in records:
             (rows if type(record) is primary else others).append(record)
         (console or Console(file=out)).print(record_table(rows, primary))

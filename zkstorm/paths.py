@@ -29,7 +29,7 @@ def relative_to(path: str, root: str) -> str | None:
 
 
 def matches(pattern: tuple[str, ...], segments: list[str]) -> bool:
-    return len(pattern) == len(segments) and all(p in ("*", s) for p, s in zip(pattern, segments))
+    return len(pattern) == len(segments) and all(p in ("*", s) for p, s in zip(pattern, segments, strict=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,8 @@ class Roots:
         found.sort(key=lambda item: -item[0])
         return [(system, root, rel) for _, system, root, rel in found]
 
+
+DEFAULT_ROOTS = Roots()
 
 # Subtrees whose payloads are secret by nature (storm.md §4.7, §4.10; kafka.md §1, §3.10, §3.16).
 # Their raw bytes and undecoded values are never shown without --show-secrets; decoders of these

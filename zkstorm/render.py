@@ -50,11 +50,12 @@ def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> Tree 
     nodes: dict[str, Tree] = {}
     for path in sorted(by_path, key=lambda p: p.split("/")):
         item = by_path[path]
-        if path == top:
-            name = path
-        else:
-            name = path.rsplit("/", 1)[1]
-        label = znode_label(item, name) if isinstance(item, Znode) else Text(f"{name}  unreadable: {item.reason}", style="red")
+        name = path if path == top else path.rsplit("/", 1)[1]
+        label = (
+            znode_label(item, name)
+            if isinstance(item, Znode)
+            else Text(f"{name}  unreadable: {item.reason}", style="red")
+        )
         parent_path = path.rsplit("/", 1)[0] or "/"
         parent = nodes.get(parent_path) if path != top else None
         nodes[path] = parent.add(label) if parent is not None else Tree(label)

@@ -67,4 +67,5 @@ def _jsonable(value: Any) -> Any:
 
 def to_jsonable(record: Any) -> dict[str, Any]:
     """Field name → JSON-ready value, in declaration order (datetimes as ISO-8601 UTC)."""
-    return {c.name: _jsonable(getattr(record, c.name)) for c in columns(type(record))}
+    record_type: Any = type(record)
+    return {c.name: _jsonable(getattr(record, c.name)) for c in columns(record_type)}

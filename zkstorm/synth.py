@@ -112,17 +112,35 @@ def storm_cluster(*, scale: int = 1, now: int, seed: int = 7, root: str = "/stor
     rng = random.Random(seed)
     uid = lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))  # noqa: E731
     yield SeedNode(root, DIR)
-    for sub in ("assignments", "storms", "supervisors", "workerbeats", "errors", "credentials", "blobstore",
-                "blobstoremaxkeysequencenumber", "nimbuses", "logconfigs", "profilerconfigs", "backpressure",
-                "secretkeys"):  # fmt: skip
+    for sub in (
+        "assignments",
+        "storms",
+        "supervisors",
+        "workerbeats",
+        "errors",
+        "credentials",
+        "blobstore",
+        "blobstoremaxkeysequencenumber",
+        "nimbuses",
+        "logconfigs",
+        "profilerconfigs",
+        "backpressure",
+        "secretkeys",
+    ):
         yield SeedNode(f"{root}/{sub}", DIR)
     yield SeedNode(f"{root}/leader-lock")  # a Curator container: no data
     yield SeedNode(f"{root}/secretkeys/NIMBUS", DIR)
 
     nimbus_hosts = ["nimbus-1.prod.example.com", "nimbus-2.prod.example.com"]
     for i, host in enumerate(nimbus_hosts):
-        summary = {"host": host, "port": 6627, "uptime_secs": now - 86400 * (3 + i), "isLeader": False,
-                   "version": "2.8.8", "tlsPort": 0}  # fmt: skip
+        summary = {
+            "host": host,
+            "port": 6627,
+            "uptime_secs": now - 86400 * (3 + i),
+            "isLeader": False,
+            "version": "2.8.8",
+            "tlsPort": 0,
+        }
         yield SeedNode(f"{root}/nimbuses/{host}", storm_gzip("NimbusSummary", summary), ephemeral=True)
         latch = f"{root}/leader-lock/_c_{uid()}-latch-"
         yield SeedNode(latch, f"{host}:6627:0".encode(), ephemeral=True, sequential=True)
@@ -139,29 +157,50 @@ def storm_cluster(*, scale: int = 1, now: int, seed: int = 7, root: str = "/stor
             topo_name = name if scale == 1 else f"{name}-{n + 1}"
             launched = now - rng.randint(2, 40) * 3600
             topo = f"{topo_name}-{n * len(_TOPOLOGIES) + t + 1}-{launched}"
-            yield from _storm_topology(rng, root, topo, topo_name, status, workers, components, launched, now,
-                                       slots, nimbus_hosts)  # fmt: skip
+            yield from _storm_topology(
+                rng, root, topo, topo_name, status, workers, components, launched, now, slots, nimbus_hosts
+            )
 
     for s in supervisors:
         info = {
-            "time_secs": now - rng.randint(0, 4), "hostname": s.host, "assignment_id": s.sid,
-            "used_ports": sorted(s.used), "meta": [6700, 6701, 6702, 6703], "uptime_secs": rng.randint(3600, 9 * 86400),
-            "version": "2.8.8", "resources_map": {"memory.mb": 16384.0, "cpu.pcore.percent": 800.0},
+            "time_secs": now - rng.randint(0, 4),
+            "hostname": s.host,
+            "assignment_id": s.sid,
+            "used_ports": sorted(s.used),
+            "meta": [6700, 6701, 6702, 6703],
+            "uptime_secs": rng.randint(3600, 9 * 86400),
+            "version": "2.8.8",
+            "resources_map": {"memory.mb": 16384.0, "cpu.pcore.percent": 800.0},
             "server_port": 6628,
-        }  # fmt: skip
+        }
         yield SeedNode(f"{root}/supervisors/{s.sid}", storm_gzip("SupervisorInfo", info), ephemeral=True)
 
 
 def _storm_topology(
-    rng: random.Random, root: str, topo: str, name: str, status: str, workers: int, components: dict[str, int],
-    launched: int, now: int, slots: list[tuple[_Supervisor, int]], nimbus_hosts: list[str],
-) -> Iterator[SeedNode]:  # fmt: skip
+    rng: random.Random,
+    root: str,
+    topo: str,
+    name: str,
+    status: str,
+    workers: int,
+    components: dict[str, int],
+    launched: int,
+    now: int,
+    slots: list[tuple[_Supervisor, int]],
+    nimbus_hosts: list[str],
+) -> Iterator[SeedNode]:
     all_components = {**components, "__acker": workers, "__system": 0}
     base: dict[str, Any] = {
-        "name": name, "status": status, "num_workers": workers, "component_executors": all_components,
-        "launch_time_secs": launched, "owner": "svc-stream", "principal": "svc-stream@PROD.EXAMPLE.COM",
-        "component_debug": {}, "topology_version": "1.4.2",
-    }  # fmt: skip
+        "name": name,
+        "status": status,
+        "num_workers": workers,
+        "component_executors": all_components,
+        "launch_time_secs": launched,
+        "owner": "svc-stream",
+        "principal": "svc-stream@PROD.EXAMPLE.COM",
+        "component_debug": {},
+        "topology_version": "1.4.2",
+    }
     if status == "REBALANCING":
         base["topology_action_options"] = {"rebalance_options": {"wait_secs": 60, "num_workers": workers + 1}}
         base["prev_status"] = "ACTIVE"
@@ -182,16 +221,20 @@ def _storm_topology(
         "executor_node_port": {f"{a}-{b}": {"node": s.sid, "port": [p]} for (a, b), (s, p) in executor_slot.items()},
         "executor_start_time_secs": {f"{a}-{b}": t for (a, b), t in start_times.items()},
         "worker_resources": {
-            f"{s.sid}:{p}": {"mem_on_heap": 1536.0, "mem_off_heap": 256.0, "cpu": 150.0, "shared_mem_on_heap": 0.0,
-                             "shared_mem_off_heap": 0.0,
-                             "resources": {"onheap.memory.mb": 1536.0, "offheap.memory.mb": 256.0,
-                                           "cpu.pcore.percent": 150.0},
-                             "shared_resources": {}}
+            f"{s.sid}:{p}": {
+                "mem_on_heap": 1536.0,
+                "mem_off_heap": 256.0,
+                "cpu": 150.0,
+                "shared_mem_on_heap": 0.0,
+                "shared_mem_off_heap": 0.0,
+                "resources": {"onheap.memory.mb": 1536.0, "offheap.memory.mb": 256.0, "cpu.pcore.percent": 150.0},
+                "shared_resources": {},
+            }
             for s, p in taken
         },
         "total_shared_off_heap": {},
         "owner": "svc-stream",
-    }  # fmt: skip
+    }
     yield SeedNode(f"{root}/assignments/{topo}", storm_gzip("Assignment", assignment))
 
     spouts = {c for c in components if "spout" in c}
@@ -205,11 +248,16 @@ def _storm_topology(
                 if slot != (sup, port):
                     continue
                 component = next(c for c, rs in ranges.items() if (a, b) in rs)
-                executor_stats[f"{a}-{b}"] = _executor_stats(rng, component, component in spouts, sorted(components),
-                                                             uptime)  # fmt: skip
+                executor_stats[f"{a}-{b}"] = _executor_stats(
+                    rng, component, component in spouts, sorted(components), uptime
+                )
             executor_stats["-1--1"] = _executor_stats(rng, "__system", False, [], uptime)
-            beat = {"storm_id": topo, "executor_stats": executor_stats,
-                    "time_secs": now - (rng.randint(120, 900) if stale else rng.randint(0, 3)), "uptime_secs": uptime}  # fmt: skip
+            beat = {
+                "storm_id": topo,
+                "executor_stats": executor_stats,
+                "time_secs": now - (rng.randint(120, 900) if stale else rng.randint(0, 3)),
+                "uptime_secs": uptime,
+            }
             yield SeedNode(f"{root}/workerbeats/{topo}/{sup.sid}-{port}", storm_gzip("ClusterWorkerHeartbeat", beat))
 
     yield SeedNode(f"{root}/errors/{topo}", DIR)
@@ -229,23 +277,34 @@ def _storm_topology(
         yield SeedNode(comp_dir + "-last-error", storm_gzip("ErrorInfo", info))
 
     token = base64.b64encode(hashlib.sha256(f"worker-token-{topo}".encode()).digest() * 3).decode()
-    creds = {"creds": {"STORM_WORKER_TOKEN_NIMBUS": token, "TGT": base64.b64encode(b"fake-tgt-" + topo.encode()).decode()},
-             "topoOwner": "svc-stream"}  # fmt: skip
+    creds = {
+        "creds": {"STORM_WORKER_TOKEN_NIMBUS": token, "TGT": base64.b64encode(b"fake-tgt-" + topo.encode()).decode()},
+        "topoOwner": "svc-stream",
+    }
     yield SeedNode(f"{root}/credentials/{topo}", storm_gzip("Credentials", creds))
     if name.startswith("fraud"):
-        levels = {"named_logger_level": {"ROOT": {"action": "UNCHANGED", "target_log_level": "INFO",
-                                                  "reset_log_level_timeout_secs": 0},
-                                         "com.example.fraud": {"action": "UPDATE", "target_log_level": "DEBUG",
-                                                               "reset_log_level_timeout_secs": 600,
-                                                               "reset_log_level_timeout_epoch": (now + 600) * 1000,
-                                                               "reset_log_level": "INFO"}}}  # fmt: skip
+        levels = {
+            "named_logger_level": {
+                "ROOT": {"action": "UNCHANGED", "target_log_level": "INFO", "reset_log_level_timeout_secs": 0},
+                "com.example.fraud": {
+                    "action": "UPDATE",
+                    "target_log_level": "DEBUG",
+                    "reset_log_level_timeout_secs": 600,
+                    "reset_log_level_timeout_epoch": (now + 600) * 1000,
+                    "reset_log_level": "INFO",
+                },
+            }
+        }
         yield SeedNode(f"{root}/logconfigs/{topo}", storm_gzip("LogConfig", levels))
     yield SeedNode(f"{root}/profilerconfigs/{topo}", DIR)
     yield SeedNode(f"{root}/backpressure/{topo}", DIR)
     key_dir = f"{root}/secretkeys/NIMBUS/{topo}"
     yield SeedNode(key_dir, DIR)
-    key = {"key": hashlib.sha256(f"key-{topo}".encode()).hexdigest(), "userName": "svc-stream",
-           "expirationTimeMillis": (now + 7 * 86400) * 1000}  # fmt: skip
+    key = {
+        "key": hashlib.sha256(f"key-{topo}".encode()).hexdigest(),
+        "userName": "svc-stream",
+        "expirationTimeMillis": (now + 7 * 86400) * 1000,
+    }
     yield SeedNode(f"{key_dir}/0", storm_gzip("PrivateWorkerKey", key))
     for suffix in ("stormjar.jar", "stormcode.ser", "stormconf.ser"):
         blob = f"{topo}-{suffix}"
@@ -268,16 +327,26 @@ def _executor_stats(rng: random.Random, component: str, spout: bool, components:
         "rate": rate,
     }
     if spout:
-        stats["specific"] = {"spout": {"acked": _stats(rng, ["default"], rate, uptime),
-                                       "failed": _stats(rng, ["default"], rate, max(uptime // 1000, 1)),
-                                       "complete_ms_avg": _averages(rng, ["default"])}}  # fmt: skip
+        stats["specific"] = {
+            "spout": {
+                "acked": _stats(rng, ["default"], rate, uptime),
+                "failed": _stats(rng, ["default"], rate, max(uptime // 1000, 1)),
+                "complete_ms_avg": _averages(rng, ["default"]),
+            }
+        }
     else:
         upstream = [c for c in components if c < component][-1:] or ["__system"]
         keys = [f"{u}:default" for u in upstream]
         counts = {w: {k: v["default"] for k in keys} for w, v in _stats(rng, ["default"], rate, uptime).items()}
-        stats["specific"] = {"bolt": {"acked": counts, "failed": {w: {k: 0 for k in keys} for w in WINDOWS},
-                                      "process_ms_avg": _averages(rng, keys), "executed": counts,
-                                      "execute_ms_avg": _averages(rng, keys)}}  # fmt: skip
+        stats["specific"] = {
+            "bolt": {
+                "acked": counts,
+                "failed": {w: {k: 0 for k in keys} for w in WINDOWS},
+                "process_ms_avg": _averages(rng, keys),
+                "executed": counts,
+                "execute_ms_avg": _averages(rng, keys),
+            }
+        }
     return stats
 
 
@@ -290,8 +359,12 @@ _TOPICS = (
     ("clickstream", 24, 2, {"retention.ms": "86400000", "compression.type": "zstd"}),
     ("inventory-updates", 8, 3, {"cleanup.policy": "compact"}),
     ("audit-log", 3, 1, {"retention.ms": "2592000000"}),
-    ("__consumer_offsets", 50, 3, {"cleanup.policy": "compact", "segment.bytes": "104857600",
-                                   "compression.type": "producer"}),  # fmt: skip
+    (
+        "__consumer_offsets",
+        50,
+        3,
+        {"cleanup.policy": "compact", "segment.bytes": "104857600", "compression.type": "producer"},
+    ),
 )
 
 
@@ -305,11 +378,30 @@ def kafka_cluster(*, scale: int = 1, now: int, seed: int = 11, root: str = "/kaf
     p = (lambda rel: f"{root}/{rel}") if root != "/" else (lambda rel: f"/{rel}")
     if root != "/":
         yield SeedNode(root)
-    for rel in ("brokers", "brokers/ids", "brokers/topics", "brokers/seqid", "admin", "admin/delete_topics",
-                "config", "config/topics", "config/clients", "config/users", "config/brokers", "config/ips",
-                "config/changes", "isr_change_notification", "log_dir_event_notification", "consumers",
-                "cluster", "kafka-acl", "kafka-acl-changes", "kafka-acl-extended",
-                "kafka-acl-extended/prefixed", "kafka-acl-extended-changes"):  # fmt: skip
+    for rel in (
+        "brokers",
+        "brokers/ids",
+        "brokers/topics",
+        "brokers/seqid",
+        "admin",
+        "admin/delete_topics",
+        "config",
+        "config/topics",
+        "config/clients",
+        "config/users",
+        "config/brokers",
+        "config/ips",
+        "config/changes",
+        "isr_change_notification",
+        "log_dir_event_notification",
+        "consumers",
+        "cluster",
+        "kafka-acl",
+        "kafka-acl-changes",
+        "kafka-acl-extended",
+        "kafka-acl-extended/prefixed",
+        "kafka-acl-extended-changes",
+    ):
         yield SeedNode(p(rel))
 
     brokers = list(range(1, 4 * scale + 1))
@@ -320,24 +412,39 @@ def kafka_cluster(*, scale: int = 1, now: int, seed: int = 11, root: str = "/kaf
             continue
         host = f"kafka-{b:03d}.prod.example.com"
         registration = {
-            "features": {}, "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SASL_SSL"},
-            "endpoints": [f"INTERNAL://{host}:9092", f"EXTERNAL://{host}:9094"], "rack": racks[b % 3],
-            "jmx_port": 9999, "port": 9092, "host": host, "version": 5,
+            "features": {},
+            "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SASL_SSL"},
+            "endpoints": [f"INTERNAL://{host}:9092", f"EXTERNAL://{host}:9094"],
+            "rack": racks[b % 3],
+            "jmx_port": 9999,
+            "port": 9092,
+            "host": host,
+            "version": 5,
             "timestamp": str(now_ms - rng.randint(3600, 30 * 86400) * 1000),
-        }  # fmt: skip
+        }
         yield SeedNode(p(f"brokers/ids/{b}"), kafka_json(registration), ephemeral=True)
     alive = [b for b in brokers if b not in dead]
     controller = alive[0]
-    yield SeedNode(p("controller"), kafka_json({"version": 2, "brokerid": controller,
-                                                "timestamp": str(now_ms - 5 * 86400 * 1000),
-                                                "kraftControllerEpoch": -1}), ephemeral=True)  # fmt: skip
+    yield SeedNode(
+        p("controller"),
+        kafka_json(
+            {
+                "version": 2,
+                "brokerid": controller,
+                "timestamp": str(now_ms - 5 * 86400 * 1000),
+                "kraftControllerEpoch": -1,
+            }
+        ),
+        ephemeral=True,
+    )
     yield SeedNode(p("controller_epoch"), b"17")
     yield SeedNode(p("cluster/id"), kafka_json({"version": "1", "id": _topic_id(rng)}))
     yield SeedNode(p("feature"), kafka_json({"features": {}, "version": 2, "status": 1}))
     block = 1000 * rng.randint(40, 400)
-    yield SeedNode(p("latest_producer_id_block"), kafka_json({"version": 1, "broker": controller,
-                                                              "block_start": str(block),
-                                                              "block_end": str(block + 999)}))  # fmt: skip
+    yield SeedNode(
+        p("latest_producer_id_block"),
+        kafka_json({"version": 1, "broker": controller, "block_start": str(block), "block_end": str(block + 999)}),
+    )
 
     cursor = 0
     for n in range(scale):
@@ -358,49 +465,79 @@ def kafka_cluster(*, scale: int = 1, now: int, seed: int = 11, root: str = "/kaf
                     leaving = [b for b in old if b in dead][:1]
                     assignment["0"] = [b for b in old if b not in leaving] + target + leaving
                     adding["0"], removing["0"] = target, leaving
-            topic_znode = {"partitions": assignment, "topic_id": _topic_id(rng), "adding_replicas": adding,
-                           "removing_replicas": removing, "version": 3}  # fmt: skip
+            topic_znode = {
+                "partitions": assignment,
+                "topic_id": _topic_id(rng),
+                "adding_replicas": adding,
+                "removing_replicas": removing,
+                "version": 3,
+            }
             yield SeedNode(p(f"brokers/topics/{topic}"), kafka_json(topic_znode))
             yield SeedNode(p(f"brokers/topics/{topic}/partitions"))
-            for part, replicas in assignment.items():
-                live = [b for b in replicas if b not in dead and b not in adding.get(part, [])]
+            for key, replicas in assignment.items():
+                live = [b for b in replicas if b not in dead and b not in adding.get(key, [])]
                 if live:
                     leader = live[0] if rng.random() > 0.15 else live[-1]
                     isr = live if rng.random() > 0.1 or len(live) == 1 else live[:-1]
                 else:
                     leader, isr = -1, replicas[:1]  # offline: ZooKeeper keeps the last (dead) ISR member
-                state = {"controller_epoch": 17, "leader": leader, "version": 1,
-                         "leader_epoch": rng.randint(0, 30), "isr": isr}  # fmt: skip
-                yield SeedNode(p(f"brokers/topics/{topic}/partitions/{part}"))
-                yield SeedNode(p(f"brokers/topics/{topic}/partitions/{part}/state"), kafka_json(state))
+                state = {
+                    "controller_epoch": 17,
+                    "leader": leader,
+                    "version": 1,
+                    "leader_epoch": rng.randint(0, 30),
+                    "isr": isr,
+                }
+                yield SeedNode(p(f"brokers/topics/{topic}/partitions/{key}"))
+                yield SeedNode(p(f"brokers/topics/{topic}/partitions/{key}/state"), kafka_json(state))
             yield SeedNode(p(f"config/topics/{topic}"), kafka_json({"version": 1, "config": overrides}))
 
     yield SeedNode(p("admin/delete_topics/legacy-events"))
     yield SeedNode(p("config/brokers/<default>"), kafka_json({"version": 1, "config": {"min.insync.replicas": "2"}}))
-    yield SeedNode(p(f"config/brokers/{controller}"),
-                   kafka_json({"version": 1, "config": {"listener.name.external.ssl.key.password":
-                                                        "[encrypted]AAAAAQAAAB" + "x" * 40}}))  # fmt: skip
-    yield SeedNode(p("config/clients/<default>"), kafka_json({"version": 1, "config": {"producer_byte_rate": "10485760"}}))
-    yield SeedNode(p("config/users/svc-billing"), kafka_json({"version": 1, "config": {
-        "SCRAM-SHA-512": "salt=ZmFrZS1zYWx0LWZvci1zYW5kYm94,stored_key=ZmFrZS1zdG9yZWQta2V5,"
-                         "server_key=ZmFrZS1zZXJ2ZXIta2V5,iterations=4096",
-        "consumer_byte_rate": "20971520"}}))  # fmt: skip
-    yield SeedNode(p("config/changes/config_change_"), kafka_json({"version": 2, "entity_path": "topics/orders"}),
-                   sequential=True)  # fmt: skip
-    yield SeedNode(p("isr_change_notification/isr_change_"),
-                   kafka_json({"version": 1, "partitions": [{"topic": "clickstream", "partition": 3}]}),
-                   sequential=True)  # fmt: skip
+    yield SeedNode(
+        p(f"config/brokers/{controller}"),
+        kafka_json(
+            {"version": 1, "config": {"listener.name.external.ssl.key.password": "[encrypted]AAAAAQAAAB" + "x" * 40}}
+        ),
+    )
+    yield SeedNode(
+        p("config/clients/<default>"), kafka_json({"version": 1, "config": {"producer_byte_rate": "10485760"}})
+    )
+    yield SeedNode(
+        p("config/users/svc-billing"),
+        kafka_json(
+            {
+                "version": 1,
+                "config": {
+                    "SCRAM-SHA-512": "salt=ZmFrZS1zYWx0LWZvci1zYW5kYm94,stored_key=ZmFrZS1zdG9yZWQta2V5,"
+                    "server_key=ZmFrZS1zZXJ2ZXIta2V5,iterations=4096",
+                    "consumer_byte_rate": "20971520",
+                },
+            }
+        ),
+    )
+    yield SeedNode(
+        p("config/changes/config_change_"), kafka_json({"version": 2, "entity_path": "topics/orders"}), sequential=True
+    )
+    yield SeedNode(
+        p("isr_change_notification/isr_change_"),
+        kafka_json({"version": 1, "partitions": [{"topic": "clickstream", "partition": 3}]}),
+        sequential=True,
+    )
     for resource in ("Topic", "Group", "Cluster", "TransactionalId", "DelegationToken", "User"):
         yield SeedNode(p(f"kafka-acl/{resource}"))
     acl = lambda principal, op: {"principal": principal, "permissionType": "Allow", "operation": op, "host": "*"}  # noqa: E731
-    yield SeedNode(p("kafka-acl/Topic/orders"), kafka_json({"version": 1, "acls": [acl("User:svc-orders", "Write"),
-                                                                                   acl("User:svc-billing", "Read")]}))  # fmt: skip
+    yield SeedNode(
+        p("kafka-acl/Topic/orders"),
+        kafka_json({"version": 1, "acls": [acl("User:svc-orders", "Write"), acl("User:svc-billing", "Read")]}),
+    )
     yield SeedNode(p("kafka-acl/Group/*"), kafka_json({"version": 1, "acls": [acl("User:*", "Read")]}))
-    yield SeedNode(p("kafka-acl/Cluster/kafka-cluster"),
-                   kafka_json({"version": 1, "acls": [acl("User:admin", "All")]}))  # fmt: skip
+    yield SeedNode(p("kafka-acl/Cluster/kafka-cluster"), kafka_json({"version": 1, "acls": [acl("User:admin", "All")]}))
     yield SeedNode(p("kafka-acl-extended/prefixed/Topic"))
-    yield SeedNode(p("kafka-acl-extended/prefixed/Topic/clickstream."),
-                   kafka_json({"version": 1, "acls": [acl("User:svc-analytics", "Read")]}))  # fmt: skip
+    yield SeedNode(
+        p("kafka-acl-extended/prefixed/Topic/clickstream."),
+        kafka_json({"version": 1, "acls": [acl("User:svc-analytics", "Read")]}),
+    )
     yield SeedNode(p("kafka-acl-changes/acl_changes_"), b"TOPIC:orders", sequential=True)
 
 

@@ -29,6 +29,7 @@ from .errors import NotFoundError, UsageError, ZkstormError, ZookeeperError
 class BadConnectString(ZookeeperError):
     """A ``--zk`` value that cannot name an ensemble (exit 3, like an unreachable one)."""
 
+
 log = logging.getLogger(__name__)
 
 DEFAULT_ZK = "127.0.0.1:2181"
@@ -242,9 +243,17 @@ def _read_only_client_class() -> type:
     from kazoo.protocol import serialization as s
 
     allowed = {
-        s.GetData.type, s.GetChildren.type, s.GetChildren2.type, s.Exists.type, s.GetACL.type,
-        s.Auth.type, s.SASL.type, s.Close.type, s.Ping.type, _MULTI_READ,
-    }  # fmt: skip
+        s.GetData.type,
+        s.GetChildren.type,
+        s.GetChildren2.type,
+        s.Exists.type,
+        s.GetACL.type,
+        s.Auth.type,
+        s.SASL.type,
+        s.Close.type,
+        s.Ping.type,
+        _MULTI_READ,
+    }
 
     class ReadOnlyKazooClient(KazooClient):  # type: ignore[misc]
         """kazoo's client with every outgoing request checked against the read op codes."""
@@ -378,8 +387,13 @@ class ReadOnlySession:
     # single reads -------------------------------------------------------------------------------------
 
     def _retrying(self, fn: Any, *args: Any) -> Any:
-        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, NoAuthError, NoNodeError
-        from kazoo.exceptions import SessionExpiredError
+        from kazoo.exceptions import (
+            ConnectionClosedError,
+            ConnectionLoss,
+            NoAuthError,
+            NoNodeError,
+            SessionExpiredError,
+        )
         from kazoo.handlers.threading import KazooTimeoutError
 
         deadline = time.monotonic() + self.timeout
@@ -422,14 +436,14 @@ class ReadOnlySession:
         if self._multiread is None and os.environ.get("ZKSTORM_MULTIREAD", "1") == "0":
             self._multiread = False
         if self._multiread is None:
-            from kazoo.exceptions import ConnectionLoss, ConnectionClosedError
+            from kazoo.exceptions import ConnectionClosedError, ConnectionLoss
 
             try:
                 self._submit_multi([(_GET, "/")]).get(timeout=self.timeout)
                 self._multiread = True
             except (ConnectionLoss, ConnectionClosedError):
                 self._multiread = False
-            except Exception as exc:  # noqa: BLE001 - any refusal of op 22 means "not supported"
+            except Exception as exc:
                 log.info("multiRead not available (%r); using pipelined single reads", exc)
                 self._multiread = False
             if not self._multiread:
@@ -463,8 +477,13 @@ class ReadOnlySession:
         Children are only asked for where ``numChildren > 0``; no watches are set; nothing is kept
         once yielded. A node deleted between list and get is counted in ``stats.vanished`` and skipped.
         """
-        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, NoAuthError, NoNodeError
-        from kazoo.exceptions import SessionExpiredError
+        from kazoo.exceptions import (
+            ConnectionClosedError,
+            ConnectionLoss,
+            NoAuthError,
+            NoNodeError,
+            SessionExpiredError,
+        )
         from kazoo.handlers.threading import KazooTimeoutError
 
         stats = stats if stats is not None else WalkStats()
@@ -489,7 +508,7 @@ class ReadOnlySession:
                 self._wait_connected(time.monotonic() + self.timeout)
                 todo.extendleft(reversed(ops))
                 continue
-            for (op, node_path, depth), result in zip(ops, results):
+            for (op, node_path, depth), result in zip(ops, results, strict=False):
                 if op == _GET:
                     if isinstance(result, NoNodeError):
                         if node_path == start:
@@ -545,11 +564,11 @@ def _discard(client: Any) -> None:
     """Stop and close a kazoo client whatever state it is in (kazoo refuses close() before stop())."""
     try:
         client.stop()
-    except Exception:  # noqa: BLE001 - already stopped or never connected
+    except Exception:
         log.debug("stopping the kazoo client failed", exc_info=True)
     try:
         client.close()
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("closing the kazoo client failed", exc_info=True)
 
 

@@ -23,10 +23,18 @@ from pathlib import Path
 from .errors import ServerError
 
 _JAR_PATTERNS = (
-    "zookeeper-[0-9]*.jar", "zookeeper-jute-*.jar", "slf4j-api-*.jar", "log4j-slf4j2-impl-*.jar",
-    "log4j-api-2*.jar", "log4j-core-2*.jar", "audience-annotations-*.jar", "commons-io-*.jar",
-    "metrics-core-*.jar", "netty-*.jar", "snappy-java-*.jar",
-)  # fmt: skip
+    "zookeeper-[0-9]*.jar",
+    "zookeeper-jute-*.jar",
+    "slf4j-api-*.jar",
+    "log4j-slf4j2-impl-*.jar",
+    "log4j-api-2*.jar",
+    "log4j-core-2*.jar",
+    "audience-annotations-*.jar",
+    "commons-io-*.jar",
+    "metrics-core-*.jar",
+    "netty-*.jar",
+    "snappy-java-*.jar",
+)
 
 _LOG4J2 = """\
 rootLogger.level = INFO

@@ -141,8 +141,12 @@ ENUMS: dict[str, dict[int, str]] = {
     "TopologyStatus": {1: "ACTIVE", 2: "INACTIVE", 3: "REBALANCING", 4: "KILLED"},
     "LogLevelAction": {1: "UNCHANGED", 2: "UPDATE", 3: "REMOVE"},
     "ProfileAction": {
-        0: "JPROFILE_STOP", 1: "JPROFILE_START", 2: "JPROFILE_DUMP", 3: "JMAP_DUMP", 4: "JSTACK_DUMP",
+        0: "JPROFILE_STOP",
+        1: "JPROFILE_START",
+        2: "JPROFILE_DUMP",
+        3: "JMAP_DUMP",
+        4: "JSTACK_DUMP",
         5: "JVM_RESTART",
-    },  # fmt: skip
+    },
     "WorkerTokenServiceType": {0: "NIMBUS", 1: "DRPC", 2: "SUPERVISOR"},
 }

@@ -12,8 +12,19 @@ import struct
 from ..errors import DecodeError
 
 STOP, BOOL, BYTE, DOUBLE, I16, I32, I64, STRING, STRUCT, MAP, SET, LIST = (
-    0, 2, 3, 4, 6, 8, 10, 11, 12, 13, 14, 15,
-)  # fmt: skip
+    0,
+    2,
+    3,
+    4,
+    6,
+    8,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+)
 FIELD_TYPES = frozenset({BOOL, BYTE, DOUBLE, I16, I32, I64, STRING, STRUCT, MAP, SET, LIST})
 _FIXED_WIDTH = {BOOL: 1, BYTE: 1, DOUBLE: 8, I16: 2, I32: 4, I64: 8}
 _I32 = struct.Struct(">i")
