@@ -56,7 +56,12 @@ def decode_node(
         records = list(decoder.decode(context, raw.data))
     except DecodeError as exc:
         failure = DecodeFailure(
-            path=raw.path, record_kind=decoder.kind, reason=exc.reason, size=len(raw.data or b""), encoding=encoding
+            path=raw.path,
+            record_kind=decoder.kind,
+            failure_type=exc.failure_type,
+            reason=exc.reason,
+            size=len(raw.data or b""),
+            encoding=encoding,
         )
         return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}"), [failure]
     summary = decoder.summarize(records) if decoder.summarize and records else None

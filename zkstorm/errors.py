@@ -41,11 +41,18 @@ class NotFoundError(ZkstormError):
 
 
 class DecodeError(ZkstormError):
-    """A payload could not be decoded. Decoders raise only this (and subclasses)."""
+    """A payload could not be decoded. Decoders raise only this (and subclasses).
 
-    def __init__(self, reason: str, *, offset: int | None = None) -> None:
+    ``failure_type`` is a stable category for scripts and the snapshot (``thrift-truncated``,
+    ``thrift-schema-mismatch``, ``missing-required-fields``, ``unknown-encoding``,
+    ``decompression-error``, ``empty-after-decompression``, ``decompressed-size-limit``,
+    ``java-decode-error``, ``json-syntax``, …); ``reason`` says what exactly, for people.
+    """
+
+    def __init__(self, reason: str, *, failure_type: str = "decode-error", offset: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.failure_type = failure_type
         self.offset = offset
 
 

@@ -54,6 +54,7 @@ class DecodeFailure:
 
     path: str
     record_kind: str
+    failure_type: str
     reason: str
     size: int
     encoding: str

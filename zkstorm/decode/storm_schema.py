@@ -150,3 +150,25 @@ ENUMS: dict[str, dict[int, str]] = {
     },
     "WorkerTokenServiceType": {0: "NIMBUS", 1: "DRPC", 2: "SUPERVISOR"},
 }
+
+# Required fields per struct (storm.thrift "required"); checked after decoding, reported, not crashed on.
+REQUIRED: dict[str, frozenset[str]] = {
+    "StormBase": frozenset({"name", "status", "num_workers"}),
+    "Assignment": frozenset({"master_code_dir"}),
+    "NodeInfo": frozenset({"node", "port"}),
+    "SupervisorInfo": frozenset({"time_secs", "hostname"}),
+    "ClusterWorkerHeartbeat": frozenset({"storm_id", "executor_stats", "time_secs", "uptime_secs"}),
+    "ExecutorInfo": frozenset({"task_start", "task_end"}),
+    "ExecutorStats": frozenset({"emitted", "transferred", "specific", "rate"}),
+    "SpoutStats": frozenset({"acked", "failed", "complete_ms_avg"}),
+    "BoltStats": frozenset({"acked", "failed", "process_ms_avg", "executed", "execute_ms_avg"}),
+    "GlobalStreamId": frozenset({"componentId", "streamId"}),
+    "ErrorInfo": frozenset({"error", "error_time_secs"}),
+    "NimbusSummary": frozenset({"host", "port", "uptime_secs", "isLeader", "version"}),
+    "Credentials": frozenset({"creds"}),
+    "LogLevel": frozenset({"action"}),
+    "ProfileRequest": frozenset({"nodeInfo", "action"}),
+    "PrivateWorkerKey": frozenset({"key", "userName", "expirationTimeMillis"}),
+    "WorkerToken": frozenset({"serviceType", "info", "signature"}),
+    "WorkerTokenInfo": frozenset({"userName", "topologyId", "secretVersion", "expirationTimeMillis"}),
+}
