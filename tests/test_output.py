@@ -33,7 +33,14 @@ SAMPLES: dict[type, Any] = {
         summary='ümlaut, "quoted"',
     ),
     Unreadable: Unreadable(path="/secret", reason="NoAuth"),
-    DecodeFailure: DecodeFailure(path="/x", record_kind="storm_base", failure_type="thrift-truncated", reason="truncated", size=12, encoding="gzip"),
+    DecodeFailure: DecodeFailure(
+        path="/x",
+        record_kind="storm_base",
+        failure_type="thrift-truncated",
+        reason="truncated",
+        size=12,
+        encoding="gzip",
+    ),
 }
 
 

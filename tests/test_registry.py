@@ -19,7 +19,11 @@ STAT = Stat(1, 1, 0, 0, 0, 0, 0, 0, 5, 0, 1)
 def _decode_length(context: Any, data: bytes | None) -> list[Any]:
     if data == b"bad":
         raise DecodeError("not a thing")
-    return [DecodeFailure(path=context.relative, record_kind="probe", failure_type="", reason="", size=len(data or b""), encoding="")]
+    return [
+        DecodeFailure(
+            path=context.relative, record_kind="probe", failure_type="", reason="", size=len(data or b""), encoding=""
+        )
+    ]
 
 
 def _registry() -> Registry:
@@ -47,7 +51,12 @@ def test_decode_node_summarises_and_turns_errors_into_failures() -> None:
     znode, records = decode_node(RawNode("/storm/storms/t-1-1", STAT, b"bad"), roots=roots, registry=registry)
     assert records == [
         DecodeFailure(
-            path="/storm/storms/t-1-1", record_kind="storm_base", failure_type="decode-error", reason="not a thing", size=3, encoding="text"
+            path="/storm/storms/t-1-1",
+            record_kind="storm_base",
+            failure_type="decode-error",
+            reason="not a thing",
+            size=3,
+            encoding="text",
         )
     ]
     assert znode.summary == "undecodable storm_base: not a thing"

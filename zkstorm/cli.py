@@ -354,6 +354,338 @@ def _print_get_table(
         console.print(raw_hex, markup=False)
 
 
+# --- Storm --------------------------------------------------------------------------------------------
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds."""
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in _UNITS else "s"
+    number = value[:-1] if value[-1:] in _UNITS else value
+    try:
+        return float(number) * _UNITS[unit]
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a duration like 30s, 15m, 2h, 3d") from None
+
+
+def parse_since(text: str, now: float) -> float:
+    """A duration back from now (``2h``) or an ISO-8601 time (UTC unless it says otherwise) → epoch secs."""
+    from datetime import datetime, timezone
+
+    try:
+        return now - parse_duration(text)
+    except click.BadParameter:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is neither a duration (2h) nor an ISO time (2025-07-08T10:00Z)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def _storm_records(settings: Settings, session: Any, *subtrees: str, detail: bool = False) -> list[Any]:
+    from .collect import records_under
+
+    root = settings.roots().storm[0]
+    out: list[Any] = []
+    for sub in subtrees:
+        path = f"{root}/{sub}" if sub else root
+        out.extend(
+            records_under(session, path, roots=settings.roots(), show_secrets=settings.show_secrets, detail=detail)
+        )
+    return out
+
+
+def _split(records: list[Any], kind: type) -> tuple[list[Any], list[Any]]:
+    from .records import DecodeFailure, Unreadable
+
+    wanted = [r for r in records if isinstance(r, kind)]
+    problems = [r for r in records if isinstance(r, DecodeFailure | Unreadable)]
+    return wanted, problems
+
+
+def _emit_view(
+    settings: Settings,
+    fmt: str,
+    records: list[Any],
+    primary: type,
+    problems: list[Any],
+    table_columns: list[str] | None = None,
+    title: str | None = None,
+) -> None:
+    from .output import emit
+
+    console = _stdout_console() if fmt == "table" else None
+    emit(records, fmt, sys.stdout, primary=primary, console=console, table_columns=table_columns, title=title)
+    _finish(settings, _warn_about(problems))
+
+
+@cli.command()
+@click.argument("topology")
+@click.option("--component", "-c", default=None, help="Only this component (its id, plain or URL-encoded).")
+@click.option("--since", default=None, help="Only errors since a duration ago (2h, 3d) or an ISO time.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="At most N errors (newest first).")
+@click.option("--full", is_flag=True, help="Whole stack traces instead of first lines.")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def errors(
+    settings: Settings,
+    topology: str,
+    component: str | None,
+    since: str | None,
+    limit: int | None,
+    full: bool,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Every error Storm keeps for TOPOLOGY (an id or a name), newest first.
+
+    Storm keeps the last 10 errors per component; in 2.x they are ephemeral and vanish with the worker
+    that reported them, while each component's -last-error survives (shown when its e-node is gone).
+    """
+    from urllib.parse import unquote_plus
+
+    from .collect import resolve_topology
+    from .records import StormError
+    from .render import errors_table
+
+    fmt = "json" if as_json else fmt
+    now = time.time()
+    threshold = parse_since(since, now) if since else None
+    root = settings.roots().storm[0]
+    with settings.session() as session:
+        topology_id = resolve_topology(session, root, topology)
+        found, problems = _split(_storm_records(settings, session, f"errors/{topology_id}"), StormError)
+    shown = _merge_last_errors(found)
+    if component is not None:
+        wanted = {component, unquote_plus(component)}
+        shown = [e for e in shown if e.component in wanted]
+    if threshold is not None:
+        shown = [e for e in shown if e.time_secs >= threshold]
+    shown.sort(key=lambda e: (e.time_secs, e.sequence if e.sequence is not None else -1), reverse=True)
+    if limit is not None:
+        shown = shown[:limit]
+    if fmt == "table":
+        title = f"{topology_id}: {len(shown)} stored error{'s' if len(shown) != 1 else ''}"
+        _stdout_console().print(errors_table(shown, now, full=full, title=title))
+        _finish(settings, _warn_about(problems))
+    else:
+        _emit_view(settings, fmt, shown, StormError, problems)
+
+
+def _merge_last_errors(found: list[Any]) -> list[Any]:
+    """Mark the e-node that a component's -last-error repeats; keep a -last-error only when its e-node
+    is gone (2.x e-nodes are ephemeral), so no error is listed twice and none is lost."""
+    import dataclasses
+
+    nodes = [e for e in found if e.sequence is not None]
+    out = list(nodes)
+    for last in (e for e in found if e.sequence is None):
+        twins = [
+            e for e in nodes if (e.component, e.time_secs, e.error) == (last.component, last.time_secs, last.error)
+        ]
+        if twins:
+            newest = max(twins, key=lambda e: e.sequence)
+            out[out.index(newest)] = dataclasses.replace(newest, last_error=True)
+        else:
+            out.append(last)
+    return out
+
+
+@cli.group()
+def storm() -> None:
+    """Storm views: topologies, supervisors, workers, assignments, nimbuses, roots."""
+
+
+@storm.command("topologies")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every topology with its status, workers and executors."""
+    from .records import StormTopology
+
+    with settings.session() as session:
+        rows, problems = _split(_storm_records(settings, session, "storms"), StormTopology)
+    rows.sort(key=lambda t: (t.name, t.topology_id))
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        rows,
+        StormTopology,
+        problems,
+        [
+            "topology_id",
+            "name",
+            "status",
+            "num_workers",
+            "num_executors",
+            "launched_at",
+            "owner",
+            "action",
+            "action_wait_secs",
+        ],
+    )
+
+
+@storm.command("supervisors")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every live supervisor (their znodes are ephemeral) with its slots and capacity."""
+    from .records import StormSupervisor
+
+    with settings.session() as session:
+        rows, problems = _split(_storm_records(settings, session, "supervisors"), StormSupervisor)
+    rows.sort(key=lambda s: (s.hostname, s.supervisor_id))
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        rows,
+        StormSupervisor,
+        problems,
+        [
+            "supervisor_id",
+            "hostname",
+            "used_ports",
+            "ports",
+            "uptime_secs",
+            "heartbeat_at",
+            "version",
+            "memory_capacity_mb",
+            "cpu_capacity_pct",
+        ],
+    )
+
+
+@storm.command("workers")
+@click.argument("topology", required=False)
+@click.option(
+    "--stale-after",
+    default="30s",
+    show_default=True,
+    help="A heartbeat older than this is stale (nimbus.task.timeout.secs is 30 by default).",
+)
+@click.option("--stale", "only_stale", is_flag=True, help="Only stale workers.")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def storm_workers(
+    settings: Settings, topology: str | None, stale_after: str, only_stale: bool, fmt: str, as_json: bool
+) -> None:
+    """Worker heartbeats with their age and a stale flag (of TOPOLOGY, or of every topology)."""
+    from .collect import resolve_topology
+    from .health import with_heartbeat_age
+    from .records import StormExecutor, StormSupervisor, StormWorker
+
+    limit = parse_duration(stale_after)
+    root = settings.roots().storm[0]
+    with settings.session() as session:
+        topology_id = resolve_topology(session, root, topology) if topology else None
+        scope = f"/{topology_id}" if topology_id else ""
+        records = _storm_records(settings, session, f"workerbeats{scope}", f"assignments{scope}", "supervisors")
+    now = time.time()
+    workers, problems = _split(records, StormWorker)
+    hosts = {r.node: r.host for r in records if isinstance(r, StormExecutor) and r.host}
+    hosts.update({r.supervisor_id: r.hostname for r in records if isinstance(r, StormSupervisor)})
+    import dataclasses
+
+    rows = with_heartbeat_age([dataclasses.replace(w, host=hosts.get(w.node)) for w in workers], now, limit)
+    if only_stale:
+        rows = [w for w in rows if w.stale]
+    rows.sort(key=lambda w: (w.topology_id, w.host or w.node, w.port))
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        rows,
+        StormWorker,
+        problems,
+        ["topology_id", "host", "port", "node", "heartbeat_at", "age_secs", "stale", "uptime_secs", "num_executors"],
+    )
+
+
+@storm.command("assignment")
+@click.argument("topology")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def storm_assignment(settings: Settings, topology: str, fmt: str, as_json: bool) -> None:
+    """Where every executor of TOPOLOGY runs: task range, host, supervisor, port, start time."""
+    from .collect import resolve_topology
+    from .errors import NotFoundError
+    from .records import StormExecutor
+
+    root = settings.roots().storm[0]
+    with settings.session() as session:
+        topology_id = resolve_topology(session, root, topology)
+        rows, problems = _split(_storm_records(settings, session, f"assignments/{topology_id}"), StormExecutor)
+    if not rows and not problems:
+        raise NotFoundError(f"topology {topology_id} has no assignment")
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        rows,
+        StormExecutor,
+        problems,
+        ["start_task", "end_task", "host", "port", "node", "start_time_secs", "mem_on_heap_mb", "cpu_pct"],
+        title=topology_id,
+    )
+
+
+@storm.command("nimbus")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def storm_nimbus(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Registered nimbuses, and which one leads (the lowest leader-latch sequence)."""
+    import dataclasses
+
+    from .records import StormLeaderInfo, StormLeaderLatch, StormNimbus
+
+    root = settings.roots().storm[0]
+    with settings.session() as session:
+        records = _storm_records(settings, session, "nimbuses", "leader-lock")
+        for path in (f"{root}/leader-info", f"{root}{root}/leader-info"):
+            records += _storm_records(settings, session, path[len(root) + 1 :])
+    nimbuses, problems = _split(records, StormNimbus)
+    latches = sorted((r for r in records if isinstance(r, StormLeaderLatch)), key=lambda r: r.sequence)
+    leader = latches[0].participant_id if latches else None
+    if leader is None:
+        info = next((r for r in records if isinstance(r, StormLeaderInfo)), None)
+        leader = f"{info.host}:{info.port}" if info else None
+
+    def leads(n: StormNimbus) -> bool | None:
+        if leader is None:
+            return None
+        host, _, rest = leader.partition(":")
+        return host == n.host and rest.split(":")[0] == str(n.port)
+
+    rows = sorted((dataclasses.replace(n, is_leader=leads(n)) for n in nimbuses), key=lambda n: n.host)
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        rows,
+        StormNimbus,
+        problems,
+        ["host", "port", "tls_port", "version", "started_secs", "is_leader"],
+    )
+
+
+@storm.command("roots")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def storm_roots_command(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every Storm root on the ensemble (nodes that hold both storms and assignments)."""
+    from .collect import storm_roots
+    from .records import StormRoot
+
+    with settings.session() as session:
+        rows = []
+        for root in storm_roots(session):
+            rows.append(StormRoot(root=root, num_topologies=len(session.get_children(f"{root}/storms"))))
+    _emit_view(settings, "json" if as_json else fmt, rows, StormRoot, [])
+
+
 # --- sandbox ------------------------------------------------------------------------------------------
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
 from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
-from .errors import DecodeError
+from .errors import DecodeError, NotFoundError, UsageError
 from .paths import DEFAULT_ROOTS, Roots
-from .records import DecodeFailure, Unreadable, Znode
+from .records import DecodeFailure, StormTopology, Unreadable, Znode
 from .zk import Denied, RawNode, ReadOnlySession, WalkStats
 
 
@@ -40,7 +41,12 @@ def to_znode(raw: RawNode, encoding: str, summary: str | None = None) -> Znode:
 
 
 def decode_node(
-    raw: RawNode, *, roots: Roots = DEFAULT_ROOTS, registry: Registry = REGISTRY, show_secrets: bool = False
+    raw: RawNode,
+    *,
+    roots: Roots = DEFAULT_ROOTS,
+    registry: Registry = REGISTRY,
+    show_secrets: bool = False,
+    detail: bool = False,
 ) -> tuple[Znode, list[Any]]:
     """The znode record of ``raw`` and whatever its registered decoder makes of the bytes.
 
@@ -51,7 +57,7 @@ def decode_node(
     if found is None:
         return to_znode(raw, encoding), []
     decoder, root, rel = found
-    context = DecodeContext(raw.path, root, rel, raw.stat, show_secrets)
+    context = DecodeContext(raw.path, root, rel, raw.stat, show_secrets, detail)
     try:
         records = list(decoder.decode(context, raw.data))
     except DecodeError as exc:
@@ -86,3 +92,82 @@ def walk(
         znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets)
         yield znode
         yield from records
+
+
+# --- Storm --------------------------------------------------------------------------------------------
+
+
+class AmbiguousTopology(UsageError):
+    """A topology name that matches several ids (a resubmitted topology, or two clusters' worth)."""
+
+
+def records_under(
+    session: ReadOnlySession,
+    path: str,
+    *,
+    roots: Roots,
+    show_secrets: bool = False,
+    detail: bool = False,
+    stats: WalkStats | None = None,
+) -> Iterator[Any]:
+    """Decoded records (and failure records) of every znode under ``path``; nothing if it is absent."""
+    try:
+        for item in session.walk(path, stats=stats):
+            if isinstance(item, Denied):
+                yield Unreadable(path=item.path, reason=item.reason)
+                continue
+            _, records = decode_node(item, roots=roots, show_secrets=show_secrets, detail=detail)
+            yield from records
+    except NotFoundError:
+        return
+
+
+def storm_topology_ids(session: ReadOnlySession, root: str) -> dict[str, str]:
+    """Every topology id the Storm root knows of (storms, assignments, errors, workerbeats) → its name.
+
+    A killed topology's ``storms`` node is gone while its errors linger; its name then comes from the id
+    (``{name}-{counter}-{launch_secs}``).
+    """
+    ids: dict[str, str] = {}
+    for sub in ("errors", "workerbeats", "assignments", "storms"):
+        try:
+            children = session.get_children(f"{root}/{sub}")
+        except NotFoundError:
+            continue
+        for topology_id in children:
+            ids.setdefault(topology_id, _name_from_id(topology_id))
+    roots = Roots(storm=(root,), kafka=())
+    for record in records_under(session, f"{root}/storms", roots=roots):
+        if isinstance(record, StormTopology):
+            ids[record.topology_id] = record.name
+    return ids
+
+
+def _name_from_id(topology_id: str) -> str:
+    parts = topology_id.rsplit("-", 2)
+    return parts[0] if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else topology_id
+
+
+def resolve_topology(session: ReadOnlySession, root: str, ident: str) -> str:
+    """A topology id from an id or a name; unknown → NotFoundError, ambiguous → AmbiguousTopology."""
+    known = storm_topology_ids(session, root)
+    if ident in known:
+        return ident
+    matches = sorted(tid for tid, name in known.items() if name == ident)
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise AmbiguousTopology(f"topology name {ident!r} matches several ids: {', '.join(matches)}")
+    names = ", ".join(sorted(set(known.values()))) or "none"
+    raise NotFoundError(f"no topology {ident!r} under {root}; known: {names}")
+
+
+def storm_roots(session: ReadOnlySession, max_depth: int = 4) -> list[str]:
+    """Every znode that holds both ``storms`` and ``assignments``: the Storm roots on this ensemble."""
+    parents: dict[str, set[str]] = {}
+    for item in session.walk("/", max_depth=max_depth):
+        if isinstance(item, RawNode) and item.path != "/":
+            parent, _, name = item.path.rpartition("/")
+            if name in ("storms", "assignments"):
+                parents.setdefault(parent or "/", set()).add(name)
+    return sorted(p for p, names in parents.items() if names == {"storms", "assignments"})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -30,7 +30,16 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def emit(records: Iterable[Any], fmt: str, out: TextIO, *, primary: type, console: Console | None = None) -> list[Any]:
+def emit(
+    records: Iterable[Any],
+    fmt: str,
+    out: TextIO,
+    *,
+    primary: type,
+    console: Console | None = None,
+    table_columns: Sequence[str] | None = None,
+    title: str | None = None,
+) -> list[Any]:
     """Write ``records`` in ``fmt``; return the records CSV or the table could not carry."""
     others: list[Any] = []
     if fmt == "jsonl":
@@ -63,7 +72,7 @@ def emit(records: Iterable[Any], fmt: str, out: TextIO, *, primary: type, consol
         rows: list[Any] = []
         for record in records:
             (rows if type(record) is primary else others).append(record)
-        (console or Console(file=out)).print(record_table(rows, primary))
+        (console or Console(file=out)).print(record_table(rows, primary, title=title, only=table_columns))
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return others

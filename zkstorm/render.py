@@ -65,6 +65,8 @@ def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> Tree 
 def _cell(value: Any) -> str:
     if value is None:
         return ""
+    if isinstance(value, str) and value.endswith("Z") and "T" in value[:11]:
+        return value.replace("T", " ")  # ISO-8601 UTC from to_jsonable, easier on the eye
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
     if isinstance(value, bool):
@@ -72,9 +74,15 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def record_table(records: Sequence[Any], record_type: type, *, title: str | None = None) -> Table:
+def record_table(
+    records: Sequence[Any], record_type: type, *, title: str | None = None, only: Sequence[str] | None = None
+) -> Table:
+    """A table of ``records``: every column, or the ``only`` ones in that order."""
     table = Table(title=title, show_lines=False, header_style="bold")
     cols = columns(record_type)
+    if only is not None:
+        by_name = {c.name: c for c in cols}
+        cols = tuple(by_name[name] for name in only)
     for col in cols:
         table.add_column(col.name, overflow="fold", justify="right" if col.kind in ("int", "float") else "left")
     for record in records:
@@ -102,3 +110,36 @@ def hexdump(data: bytes, limit: int = 4096) -> str:
     if len(data) > limit:
         lines.append(f"… {len(data) - limit} more bytes")
     return "\n".join(lines)
+
+
+def age(seconds: float | None) -> str:
+    """A short human age: ``45s``, ``12m``, ``3h05m``, ``2d04h``."""
+    if seconds is None:
+        return ""
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
+
+
+def errors_table(errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None) -> Table:
+    """Stored Storm errors, newest first: component, UTC time, age, worker, message."""
+    table = Table(title=title, header_style="bold", show_lines=full)
+    for name in ("component", "time (UTC)", "age", "worker"):
+        table.add_column(name, no_wrap=True)
+    table.add_column("error" if full else "first line", overflow="fold")
+    for e in errors:
+        worker = f"{e.host}:{e.port}" if e.host else ""
+        marker = "" if e.sequence is not None else " (last-error)"
+        table.add_row(
+            e.component,
+            f"{e.error_at:%Y-%m-%d %H:%M:%S}",
+            age(now_secs - e.time_secs),
+            worker,
+            Text((e.error if full else e.first_line) + marker),
+        )
+    return table

@@ -22,6 +22,7 @@ class DecodeContext:
     relative: str
     stat: Any
     show_secrets: bool = False
+    detail: bool = False  # also produce bulky detail rows (per-executor stats of a heartbeat)
 
 
 DecodeFn = Callable[[DecodeContext, bytes | None], Sequence[Any]]

@@ -1,0 +1,667 @@
+"""Storm znodes → records, for 2.x, 1.x, 0.10 (Thrift in gzip, zstd or raw) and 0.9 (Java-serialized
+Clojure data), with the 0.5–0.7 task layout recognised as legacy. Paths are relative to the Storm root
+(storm.md §2). Importing this module registers every decoder in ``registry.REGISTRY``.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import unquote_plus
+
+from ..errors import DecodeError
+from ..paths import STORM
+from ..records import (
+    StormBackpressure,
+    StormBlob,
+    StormBlobSequence,
+    StormComponent,
+    StormCredential,
+    StormError,
+    StormExecutor,
+    StormExecutorStat,
+    StormLeaderInfo,
+    StormLeaderLatch,
+    StormLegacyNode,
+    StormLogLevel,
+    StormNimbus,
+    StormProfileRequest,
+    StormSecretKey,
+    StormSupervisor,
+    StormTopology,
+    StormWorker,
+)
+from . import java
+from .registry import REGISTRY, DecodeContext
+from .storm_schema import ENUMS, REQUIRED, STRUCTS
+from .thrift import ThriftReader, unwrap
+
+READER = ThriftReader(STRUCTS, ENUMS, REQUIRED)
+JAVA_MAGIC = b"\xac\xed\x00\x05"
+REDACTED = "<redacted>"
+DIR_MARKER = b"\x07"
+
+
+def read_thrift(record_type: str, data: bytes | None) -> dict[str, Any]:
+    if not data:
+        raise DecodeError(f"no data where a {record_type} belongs", failure_type="empty-data")
+    payload, _ = unwrap(data)
+    return READER.read(record_type, payload)
+
+
+def _legacy(data: bytes | None) -> Any | None:
+    """The converted 0.9 Clojure object if ``data`` is Java-serialized, else None."""
+    if data and data[:4] == JAVA_MAGIC:
+        return java.loads(data)
+    return None
+
+
+def utc(secs: int | float) -> datetime:
+    return datetime.fromtimestamp(secs, tz=timezone.utc)
+
+
+def _segments(context: DecodeContext) -> list[str]:
+    return context.relative.split("/")
+
+
+def split_slot(name: str) -> tuple[str, int]:
+    """``{supervisor-id}-{port}``: supervisor ids contain dashes, so split at the last one."""
+    node, _, port = name.rpartition("-")
+    if not node or not port.isdigit():
+        raise DecodeError(f"{name!r} is not {{node}}-{{port}}", failure_type="bad-node-name")
+    return node, int(port)
+
+
+def _status_name(value: Any) -> str:
+    return value if isinstance(value, str) else f"UNKNOWN({value})"
+
+
+# --- topologies ---------------------------------------------------------------------------------------
+
+
+def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
+    topology_id = _segments(context)[1]
+    legacy = _legacy(data)
+    if legacy is not None:
+        return _legacy_storm_base(topology_id, legacy)
+    base = read_thrift("StormBase", data)
+    executors: dict[str, int] = base.get("component_executors") or {}
+    action = base.get("topology_action_options") or {}
+    kill, rebalance = action.get("kill_options"), action.get("rebalance_options")
+    launch = base.get("launch_time_secs")
+    topology = StormTopology(
+        topology_id=topology_id,
+        name=base["name"],
+        status=_status_name(base["status"]),
+        num_workers=base["num_workers"],
+        launch_time_secs=launch,
+        launched_at=utc(launch) if launch is not None else None,
+        owner=base.get("owner"),
+        principal=base.get("principal"),
+        topology_version=base.get("topology_version"),
+        prev_status=_status_name(base["prev_status"]) if "prev_status" in base else None,
+        action="kill" if kill is not None else "rebalance" if rebalance is not None else None,
+        action_wait_secs=(kill or rebalance or {}).get("wait_secs"),
+        rebalance_num_workers=(rebalance or {}).get("num_workers"),
+        num_executors=sum(executors.values()),
+        num_components=len(executors),
+        format="thrift",
+    )
+    debug: dict[str, Any] = base.get("component_debug") or {}
+    new_counts: dict[str, int] = (rebalance or {}).get("num_executors") or {}
+    components = [
+        StormComponent(
+            topology_id=topology_id,
+            component=component,
+            executors=count,
+            rebalance_executors=new_counts.get(component),
+            debug_enabled=debug.get(component, {}).get("enable"),
+            debug_sampling_pct=debug.get(component, {}).get("samplingpct"),
+        )
+        for component, count in sorted(executors.items())
+    ]
+    return [topology, *components]
+
+
+def _legacy_storm_base(topology_id: str, base: dict[str, Any]) -> list[Any]:
+    if base.get("_record", "").rsplit(".", 1)[-1] != "StormBase":
+        raise DecodeError(f"expected a StormBase record, found {base.get('_record')}", failure_type="wrong-record")
+    status = base.get("status") or {}
+    kind = str(status.get(":type", "")).lstrip(":").upper() or "UNKNOWN"
+    executors: dict[str, int] = base.get("component->executors") or {}
+    launch = base.get("launch-time-secs")
+    old = status.get(":old-status") or {}
+    overrides: dict[str, int] = status.get(":executor-overrides") or {}
+    topology = StormTopology(
+        topology_id=topology_id,
+        name=base.get("storm-name") or topology_id.rsplit("-", 2)[0],
+        status=kind,
+        num_workers=int(base.get("num-workers") or 0),
+        launch_time_secs=launch,
+        launched_at=utc(launch) if launch is not None else None,
+        owner=None,
+        principal=None,
+        topology_version=None,
+        prev_status=str(old.get(":type")).lstrip(":").upper() if old else None,
+        action="kill" if kind == "KILLED" else "rebalance" if kind == "REBALANCING" else None,
+        action_wait_secs=status.get(":kill-time-secs", status.get(":delay-secs")),
+        rebalance_num_workers=status.get(":num-workers"),
+        num_executors=sum(executors.values()),
+        num_components=len(executors),
+        format="java-0.9",
+    )
+    components = [
+        StormComponent(
+            topology_id=topology_id,
+            component=component,
+            executors=count,
+            rebalance_executors=overrides.get(component),
+            debug_enabled=None,
+            debug_sampling_pct=None,
+        )
+        for component, count in sorted(executors.items())
+    ]
+    return [topology, *components]
+
+
+def summarize_topology(records: list[Any]) -> str:
+    t = records[0]
+    return f"{t.name} {t.status} {t.num_workers} workers, {t.num_executors} executors"
+
+
+# --- assignments --------------------------------------------------------------------------------------
+
+
+def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
+    topology_id = _segments(context)[1]
+    legacy = _legacy(data)
+    if legacy is not None:
+        return _legacy_assignment(topology_id, legacy)
+    assignment = read_thrift("Assignment", data)
+    hosts: dict[str, str] = assignment.get("node_host") or {}
+    starts: dict[tuple[int, int], int] = assignment.get("executor_start_time_secs") or {}
+    resources: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = assignment.get("worker_resources") or {}
+    rows = []
+    for executor, slot in (assignment.get("executor_node_port") or {}).items():
+        start, end = executor
+        port = min(slot["port"]) if slot["port"] else -1
+        res = resources.get((slot["node"], (port,)), {})
+        rows.append(
+            StormExecutor(
+                topology_id=topology_id,
+                start_task=start,
+                end_task=end,
+                node=slot["node"],
+                port=port,
+                host=hosts.get(slot["node"]),
+                start_time_secs=starts.get(executor),
+                mem_on_heap_mb=res.get("mem_on_heap"),
+                mem_off_heap_mb=res.get("mem_off_heap"),
+                cpu_pct=res.get("cpu"),
+            )
+        )
+    rows.sort(key=lambda r: (r.start_task, r.end_task))
+    return rows
+
+
+def _legacy_assignment(topology_id: str, assignment: dict[str, Any]) -> list[Any]:
+    if assignment.get("_record", "").rsplit(".", 1)[-1] != "Assignment":
+        raise DecodeError(
+            f"expected an Assignment record, found {assignment.get('_record')}", failure_type="wrong-record"
+        )
+    hosts: dict[str, str] = assignment.get("node->host") or {}
+    starts: dict[tuple[int, int], int] = assignment.get("executor->start-time-secs") or {}
+    rows = []
+    for executor, (node, port) in (assignment.get("executor->node+port") or {}).items():
+        rows.append(
+            StormExecutor(
+                topology_id=topology_id,
+                start_task=int(executor[0]),
+                end_task=int(executor[1]),
+                node=node,
+                port=int(port),
+                host=hosts.get(node),
+                start_time_secs=starts.get(executor),
+                mem_on_heap_mb=None,
+                mem_off_heap_mb=None,
+                cpu_pct=None,
+            )
+        )
+    rows.sort(key=lambda r: (r.start_task, r.end_task))
+    return rows
+
+
+def summarize_assignment(records: list[Any]) -> str:
+    slots = {(r.node, r.port) for r in records}
+    return f"{len(records)} executors on {len(slots)} workers, {len({r.node for r in records})} nodes"
+
+
+# --- supervisors --------------------------------------------------------------------------------------
+
+_MEMORY_KEYS = ("memory.mb", "supervisor.memory.capacity.mb")
+_CPU_KEYS = ("cpu.pcore.percent", "supervisor.cpu.capacity")
+
+
+def decode_supervisor(context: DecodeContext, data: bytes | None) -> list[Any]:
+    supervisor_id = _segments(context)[1]
+    legacy = _legacy(data)
+    info = _legacy_supervisor(legacy) if legacy is not None else read_thrift("SupervisorInfo", data)
+    capacity: dict[str, float] = info.get("resources_map") or {}
+    return [
+        StormSupervisor(
+            supervisor_id=supervisor_id,
+            hostname=info["hostname"],
+            assignment_id=info.get("assignment_id"),
+            time_secs=info["time_secs"],
+            heartbeat_at=utc(info["time_secs"]),
+            uptime_secs=info.get("uptime_secs"),
+            used_ports=tuple(sorted(info.get("used_ports") or ())),
+            ports=tuple(sorted(info.get("meta") or ())),
+            version=info.get("version"),
+            server_port=info.get("server_port"),
+            memory_capacity_mb=next((capacity[k] for k in _MEMORY_KEYS if k in capacity), None),
+            cpu_capacity_pct=next((capacity[k] for k in _CPU_KEYS if k in capacity), None),
+            resources=tuple(f"{k}={v:g}" for k, v in sorted(capacity.items())),
+            scheduler_meta=tuple(f"{k}={v}" for k, v in sorted((info.get("scheduler_meta") or {}).items())),
+        )
+    ]
+
+
+def _legacy_supervisor(info: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "time_secs": info.get("time-secs"),
+        "hostname": info.get("hostname"),
+        "assignment_id": info.get("assignment-id"),
+        "used_ports": [int(p) for p in info.get("used-ports") or ()],
+        "meta": [int(p) for p in info.get("meta") or () if isinstance(p, int)],
+        "uptime_secs": info.get("uptime-secs"),
+    }
+
+
+def summarize_supervisor(records: list[Any]) -> str:
+    s = records[0]
+    return f"{s.hostname} {len(s.used_ports)}/{len(s.ports)} slots used, up {_duration(s.uptime_secs)}"
+
+
+def _duration(secs: int | None) -> str:
+    if secs is None:
+        return "?"
+    days, rest = divmod(int(secs), 86400)
+    hours, rest = divmod(rest, 3600)
+    return f"{days}d{hours}h" if days else f"{hours}h{rest // 60}m" if hours else f"{rest // 60}m{rest % 60}s"
+
+
+# --- worker heartbeats --------------------------------------------------------------------------------
+
+_SPOUT_METRICS = ("acked", "failed", "complete_ms_avg")
+_BOLT_METRICS = ("acked", "failed", "process_ms_avg", "executed", "execute_ms_avg")
+
+
+def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
+    _, topology_id, slot = _segments(context)
+    node, port = split_slot(slot)
+    legacy = _legacy(data)
+    beat = _legacy_heartbeat(legacy) if legacy is not None else read_thrift("ClusterWorkerHeartbeat", data)
+    stats: dict[tuple[int, int], dict[str, Any]] = beat["executor_stats"]
+    worker = StormWorker(
+        topology_id=topology_id,
+        node=node,
+        port=port,
+        time_secs=beat["time_secs"],
+        heartbeat_at=utc(beat["time_secs"]),
+        uptime_secs=beat["uptime_secs"],
+        num_executors=sum(1 for e in stats if tuple(e) != (-1, -1)),
+    )
+    if not context.detail:
+        return [worker]
+    return [worker, *_stat_rows(topology_id, node, port, stats)]
+
+
+def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str, Any]]) -> Iterator[Any]:
+    for (start, end), executor in stats.items():
+        specific = executor.get("specific") or {}
+        executor_type = "spout" if "spout" in specific else "bolt" if "bolt" in specific else None
+        if start == -1:
+            executor_type = None  # the worker's system executor
+        tables: list[tuple[str, dict[str, dict[Any, Any]]]] = [
+            ("emitted", executor.get("emitted") or {}),
+            ("transferred", executor.get("transferred") or {}),
+        ]
+        if executor_type == "spout" or "spout" in specific:
+            tables += [(m, specific["spout"].get(m) or {}) for m in _SPOUT_METRICS]
+        elif "bolt" in specific:
+            tables += [(m, specific["bolt"].get(m) or {}) for m in _BOLT_METRICS]
+        for metric, windows in tables:
+            for window, streams in windows.items():
+                for stream, value in streams.items():
+                    source, stream_id = (stream if isinstance(stream, tuple) else (None, stream))[:2]
+                    yield StormExecutorStat(
+                        topology_id=topology_id,
+                        node=node,
+                        port=port,
+                        start_task=start,
+                        end_task=end,
+                        executor_type=executor_type,
+                        metric=metric,
+                        window=str(window),
+                        stream=str(stream_id),
+                        source_component=source,
+                        value=float(value),
+                    )
+
+
+def _legacy_heartbeat(beat: dict[str, Any]) -> dict[str, Any]:
+    stats = {}
+    for executor, executor_stats in (beat.get(":executor-stats") or {}).items():
+        stats[tuple(executor)] = _legacy_executor_stats(executor_stats or {})
+    return {
+        "executor_stats": stats,
+        "time_secs": beat.get(":time-secs"),
+        "uptime_secs": beat.get(":uptime"),
+    }
+
+
+def _legacy_executor_stats(stats: dict[str, Any]) -> dict[str, Any]:
+    def windows(table: Any) -> dict[str, Any]:
+        return {str(w).lstrip(":") if str(w) == ":all-time" else str(w): v for w, v in (table or {}).items()}
+
+    out = {"emitted": windows(stats.get(":emitted")), "transferred": windows(stats.get(":transferred"))}
+    if stats.get(":type") == ":spout":
+        out["specific"] = {
+            "spout": {
+                "acked": windows(stats.get(":acked")),
+                "failed": windows(stats.get(":failed")),
+                "complete_ms_avg": windows(stats.get(":complete-latencies")),
+            }
+        }
+    elif stats.get(":type") == ":bolt":
+        out["specific"] = {
+            "bolt": {
+                "acked": windows(stats.get(":acked")),
+                "failed": windows(stats.get(":failed")),
+                "process_ms_avg": windows(stats.get(":process-latencies")),
+                "executed": windows(stats.get(":executed")),
+                "execute_ms_avg": windows(stats.get(":execute-latencies")),
+            }
+        }
+    return out
+
+
+def summarize_heartbeat(records: list[Any]) -> str:
+    w = records[0]
+    return f"beat {w.heartbeat_at:%Y-%m-%d %H:%M:%S}Z, up {_duration(w.uptime_secs)}, {w.num_executors} executors"
+
+
+# --- errors -------------------------------------------------------------------------------------------
+
+
+def _error(topology_id: str, component: str, info: dict[str, Any], sequence: int | None, last: bool) -> StormError:
+    text: str = info["error"]
+    return StormError(
+        topology_id=topology_id,
+        component=component,
+        time_secs=info["error_time_secs"],
+        error_at=utc(info["error_time_secs"]),
+        host=info.get("host"),
+        port=info.get("port"),
+        error=text,
+        first_line=text.split("\n", 1)[0].strip(),
+        sequence=sequence,
+        last_error=last,
+    )
+
+
+def _error_info(data: bytes | None) -> dict[str, Any]:
+    legacy = _legacy(data)
+    if legacy is None:
+        return read_thrift("ErrorInfo", data)
+    if not isinstance(legacy, dict) or ":error" not in legacy:
+        raise DecodeError("0.9 error node without :error", failure_type="wrong-record")
+    return {
+        "error": legacy[":error"],
+        "error_time_secs": legacy.get(":time-secs"),
+        "host": legacy.get(":host"),
+        "port": legacy.get(":port"),
+    }
+
+
+def decode_error_node(context: DecodeContext, data: bytes | None) -> list[Any]:
+    """``errors/{topology}/{component}/e{seq}``."""
+    _, topology_id, encoded, name = _segments(context)
+    sequence = int(name[1:]) if name[:1] == "e" and name[1:].isdigit() else None
+    return [_error(topology_id, unquote_plus(encoded), _error_info(data), sequence, False)]
+
+
+def decode_error_component(context: DecodeContext, data: bytes | None) -> list[Any]:
+    """``errors/{topology}/{x}``: a component directory (0x07) or ``{component}-last-error`` (a record).
+
+    Told apart by the data, not the name, since a component may itself be called ``x-last-error``."""
+    if not data or data == DIR_MARKER:
+        return []
+    _, topology_id, name = _segments(context)
+    component = name[: -len("-last-error")] if name.endswith("-last-error") else name
+    return [_error(topology_id, unquote_plus(component), _error_info(data), None, True)]
+
+
+def summarize_error(records: list[Any]) -> str:
+    e = records[0]
+    where = f" {e.host}:{e.port}" if e.host else ""
+    return f"{e.error_at:%Y-%m-%d %H:%M:%S}Z{where} {e.first_line[:80]}"
+
+
+# --- nimbus, leadership, blobs ------------------------------------------------------------------------
+
+
+def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
+    summary = read_thrift("NimbusSummary", data)
+    return [
+        StormNimbus(
+            nimbus_id=_segments(context)[1],
+            host=summary["host"],
+            port=summary["port"],
+            tls_port=summary.get("tlsPort"),
+            started_secs=summary["uptime_secs"],
+            version=summary["version"],
+        )
+    ]
+
+
+def decode_leader_latch(context: DecodeContext, data: bytes | None) -> list[Any]:
+    name = _segments(context)[1]
+    _, _, sequence = name.rpartition("-latch-")
+    if not sequence.isdigit():
+        return []  # not a Curator latch node
+    try:
+        participant = (data or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        raise DecodeError("leader latch id is not UTF-8", failure_type="invalid-utf8") from None
+    return [StormLeaderLatch(node_name=name, participant_id=participant, sequence=int(sequence))]
+
+
+def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
+    if not data:
+        return []
+    info = java.loads(data)
+    if not isinstance(info, dict) or "host" not in info:
+        raise DecodeError("leader-info is not a NimbusInfo", failure_type="wrong-record")
+    return [
+        StormLeaderInfo(
+            path=context.path,
+            host=info["host"],
+            port=int(info["port"]),
+            tls_port=info.get("tlsPort"),
+            is_leader=bool(info.get("isLeader")),
+        )
+    ]
+
+
+def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
+    _, key, name = _segments(context)
+    nimbus_id, _, version = name.rpartition("-")
+    if not nimbus_id or not version.isdigit():
+        raise DecodeError(f"{name!r} is not {{nimbus-id}}-{{version}}", failure_type="bad-node-name")
+    return [StormBlob(key=key, nimbus_id=nimbus_id, version=int(version))]
+
+
+def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any]:
+    if not data or len(data) != 4:
+        raise DecodeError(f"expected a 4-byte int, got {len(data or b'')} bytes", failure_type="bad-size")
+    return [StormBlobSequence(key=_segments(context)[1], max_sequence=struct.unpack(">i", data)[0])]
+
+
+# --- per-topology settings ----------------------------------------------------------------------------
+
+
+def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
+    topology_id = _segments(context)[1]
+    config = read_thrift("LogConfig", data)
+    return [
+        StormLogLevel(
+            topology_id=topology_id,
+            logger=logger,
+            action=_status_name(level["action"]),
+            target_level=level.get("target_log_level"),
+            reset_timeout_secs=level.get("reset_log_level_timeout_secs"),
+            reset_at_ms=level.get("reset_log_level_timeout_epoch"),
+            reset_level=level.get("reset_log_level"),
+        )
+        for logger, level in sorted((config.get("named_logger_level") or {}).items())
+    ]
+
+
+def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[Any]:
+    topology_id = _segments(context)[1]
+    request = read_thrift("ProfileRequest", data)
+    ports = request["nodeInfo"]["port"]
+    return [
+        StormProfileRequest(
+            topology_id=topology_id,
+            host=request["nodeInfo"]["node"],
+            port=min(ports) if ports else -1,
+            action=_status_name(request["action"]),
+            timestamp_ms=request.get("time_stamp"),
+        )
+    ]
+
+
+def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
+    topology_id = _segments(context)[1]
+    creds = read_thrift("Credentials", data)
+    return [
+        StormCredential(
+            topology_id=topology_id,
+            key=key,
+            value=value if context.show_secrets else REDACTED,
+            value_length=len(value),
+            owner=creds.get("topoOwner"),
+        )
+        for key, value in sorted(creds["creds"].items())
+    ]
+
+
+def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
+    _, service, topology_id, version = _segments(context)
+    key = read_thrift("PrivateWorkerKey", data)
+    return [
+        StormSecretKey(
+            service=service,
+            topology_id=topology_id,
+            version=int(version) if version.isdigit() else -1,
+            user_name=key["userName"],
+            expiration_ms=key["expirationTimeMillis"],
+            key=key["key"].hex() if context.show_secrets else REDACTED,
+            key_length=len(key["key"]),
+        )
+    ]
+
+
+def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]:
+    _, topology_id, slot = _segments(context)
+    node, port = split_slot(slot)
+    if not data or len(data) != 8:
+        raise DecodeError(f"expected an 8-byte long, got {len(data or b'')} bytes", failure_type="bad-size")
+    return [
+        StormBackpressure(topology_id=topology_id, node=node, port=port, throttle_on_ms=struct.unpack(">q", data)[0])
+    ]
+
+
+def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[Any]:
+    """The 0.5–0.7 layout: shown as legacy, with the stack-trace text of ``taskerrors`` entries."""
+    segments = _segments(context)
+    layout, topology_id = segments[0], segments[1]
+    task = segments[2] if len(segments) > 2 else ""
+    detail = ""
+    if layout == "taskerrors" and len(segments) == 4 and data:
+        detail = data.decode("utf-8", "replace").split("\n", 1)[0]
+    return [
+        StormLegacyNode(
+            path=context.path,
+            layout=layout,
+            topology_id=topology_id,
+            task_id=int(task) if task.isdigit() else None,
+            detail=detail,
+        )
+    ]
+
+
+def _summary(text: str) -> Any:
+    return lambda records: text.format(n=len(records))
+
+
+def register(registry: Any = REGISTRY) -> None:
+    r = registry.register
+    r(STORM, "storms/*", "storm_topology", decode_storm_base, summarize_topology)
+    r(STORM, "assignments/*", "storm_assignment", decode_assignment, summarize_assignment)
+    r(STORM, "supervisors/*", "storm_supervisor", decode_supervisor, summarize_supervisor)
+    r(STORM, "workerbeats/*/*", "storm_worker", decode_heartbeat, summarize_heartbeat)
+    r(STORM, "errors/*/*", "storm_error", decode_error_component, summarize_error)
+    r(STORM, "errors/*/*/*", "storm_error", decode_error_node, summarize_error)
+    r(STORM, "nimbuses/*", "storm_nimbus", decode_nimbus, lambda rs: f"{rs[0].host}:{rs[0].port} v{rs[0].version}")
+    r(STORM, "leader-lock/*", "storm_leader_latch", decode_leader_latch, lambda rs: f"candidate {rs[0].participant_id}")
+    r(STORM, "leader-info", "storm_leader_info", decode_leader_info, lambda rs: f"leader {rs[0].host}:{rs[0].port}")
+    r(
+        STORM,
+        "*/leader-info",
+        "storm_leader_info",
+        decode_leader_info,  # {root}{root}/leader-info (§2.1)
+        lambda rs: f"leader {rs[0].host}:{rs[0].port}",
+    )
+    r(STORM, "blobstore/*/*", "storm_blob", decode_blob_holder, lambda rs: f"version {rs[0].version}")
+    r(
+        STORM,
+        "blobstoremaxkeysequencenumber/*",
+        "storm_blob_sequence",
+        decode_blob_sequence,
+        lambda rs: f"max version {rs[0].max_sequence}",
+    )
+    r(STORM, "logconfigs/*", "storm_log_config", decode_log_config, _summary("{n} logger settings"))
+    r(
+        STORM,
+        "profilerconfigs/*/*",
+        "storm_profile_request",
+        decode_profile_request,
+        lambda rs: f"{rs[0].action} {rs[0].host}:{rs[0].port}",
+    )
+    r(STORM, "credentials/*", "storm_credentials", decode_credentials, _summary("{n} credentials"))
+    r(
+        STORM,
+        "secretkeys/*/*/*",
+        "storm_secret_key",
+        decode_secret_key,
+        lambda rs: f"key for {rs[0].user_name} (redacted)",
+    )
+    r(STORM, "backpressure/*/*", "storm_backpressure", decode_backpressure, lambda rs: "throttled")
+    for layout in ("tasks", "taskbeats"):
+        r(STORM, f"{layout}/*/*", "storm_legacy", decode_legacy_task_node, lambda rs: f"legacy 0.5-0.7 {rs[0].layout}")
+    r(
+        STORM,
+        "taskerrors/*/*/*",
+        "storm_legacy",
+        decode_legacy_task_node,
+        lambda rs: f"legacy error {rs[0].detail[:60]}",
+    )
+
+
+register()
