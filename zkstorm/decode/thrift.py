@@ -8,6 +8,7 @@ schema-driven reader uses it to skip fields a newer Storm added.
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from ..errors import DecodeError
 
@@ -149,6 +150,9 @@ class ThriftReader:
     types are checked against the schema before any element is read, required fields are validated,
     and every length is checked against the bytes left. Integer fields accept any integer width (Storm
     master writes heartbeat ``time_secs`` as i64 where 2.x wrote i32).
+
+    Each schema type is compiled once into a reader closure ``(buf, offset) -> (value, offset)``, with
+    tight loops for the string-keyed maps that make up most of a heartbeat's bytes.
     """
 
     def __init__(
@@ -160,122 +164,237 @@ class ThriftReader:
         self.structs = structs
         self.enums = enums
         self.required = required
+        self._readers: dict[object, Any] = {}
 
     def read(self, name: str, buf: bytes) -> dict[str, object]:
-        """Decode one struct that must span ``buf`` (trailing bytes are ignored, as TDeserializer does)."""
+        """Decode one struct at the start of ``buf`` (trailing bytes are ignored, as TDeserializer does)."""
         if not buf:
             raise DecodeError("no bytes", failure_type="thrift-truncated")
-        value, _ = self.read_struct(name, memoryview(buf), 0, 0)
-        return value
+        buf = bytes(buf)
+        try:
+            value, _ = self._reader(("struct", name))(buf, 0)
+        except (struct.error, IndexError):
+            raise DecodeError(f"{name}: input ends inside a value", failure_type="thrift-truncated") from None
+        except RecursionError:
+            raise DecodeError(f"{name}: nesting too deep", failure_type="thrift-decode-error") from None
+        return value  # type: ignore[no-any-return]
 
-    def read_struct(self, name: str, buf: memoryview, offset: int, depth: int) -> tuple[dict[str, object], int]:
-        if depth > _MAX_DEPTH:
-            raise DecodeError("nesting too deep", failure_type="thrift-decode-error", offset=offset)
-        fields = self.structs[name]
-        out: dict[str, object] = {}
-        end = len(buf)
-        while True:
-            if offset >= end:
-                raise DecodeError(
-                    f"{name}: input ends before the struct's STOP byte", failure_type="thrift-truncated", offset=offset
-                )
-            ttype = buf[offset]
-            if ttype == STOP:
-                offset += 1
-                break
-            if offset + 3 > end:
-                raise DecodeError(
-                    f"{name}: input ends inside a field header", failure_type="thrift-truncated", offset=offset
-                )
-            if ttype not in FIELD_TYPES:
-                raise DecodeError(
-                    f"{name}: unknown wire type {ttype} at offset {offset}",
-                    failure_type="thrift-decode-error",
-                    offset=offset,
-                )
-            field_id = (buf[offset + 1] << 8 | buf[offset + 2]) - ((buf[offset + 1] & 0x80) << 9)
-            offset += 3
-            field = fields.get(field_id)
-            if field is None:
-                offset = _skip(buf, offset, ttype)  # a field a newer Storm added
-                continue
-            field_name, spec = field
-            expected = wire_of(spec)
-            if ttype != expected and not (ttype in _INTS and expected in _INTS):
-                offset = _skip(buf, offset, ttype)  # Java's generated readers skip it too
-                continue
-            out[field_name], offset = self._value(spec, ttype, buf, offset, depth)
-        missing = self.required.get(name, frozenset()) - out.keys()
-        if missing:
-            raise DecodeError(
-                f"{name}: required field(s) missing: {', '.join(sorted(missing))}",
-                failure_type="missing-required-fields",
-            )
-        return out, offset
+    def _reader(self, spec: object) -> Any:
+        key = spec if isinstance(spec, str) else tuple(spec)  # type: ignore[arg-type]
+        reader = self._readers.get(key)
+        if reader is None:
+            if isinstance(spec, tuple) and spec[0] == "struct":
+                # Structs may be recursive in principle: register a trampoline before compiling.
+                self._readers[key] = lambda buf, offset: self._readers[key](buf, offset)
+            reader = self._compile(spec)
+            self._readers[key] = reader
+        return reader
 
-    def _value(self, spec: object, ttype: int, buf: memoryview, offset: int, depth: int) -> tuple[object, int]:
-        if ttype == STRING:
-            n = _length(buf, offset)
-            raw = bytes(buf[offset + 4 : offset + 4 + n])
-            if spec == "binary":
-                return raw, offset + 4 + n
-            try:
-                return raw.decode("utf-8"), offset + 4 + n
-            except UnicodeDecodeError as exc:
-                raise DecodeError(
-                    f"string at offset {offset} is not UTF-8", failure_type="thrift-decode-error", offset=offset
-                ) from exc
-        unpack = _UNPACK.get(ttype)
-        if unpack is not None:
-            _need_typed(buf, offset, unpack.size)
-            (number,) = unpack.unpack_from(buf, offset)
-            offset += unpack.size
-            if isinstance(spec, tuple) and spec[0] == "enum":
-                return self.enums[spec[1]].get(number, number), offset
-            return number, offset
-        if ttype == BOOL:
-            _need_typed(buf, offset, 1)
-            return buf[offset] != 0, offset + 1
-        assert isinstance(spec, tuple)
-        kind = spec[0]
+    def _compile(self, spec: object) -> Any:
+        if isinstance(spec, str):
+            return _SCALAR_READERS[spec]
+        kind = spec[0]  # type: ignore[index]
+        if kind == "enum":
+            names = self.enums[spec[1]]  # type: ignore[index]
+            unpack_i32 = _I32.unpack_from
+
+            def read_enum(buf: bytes, offset: int) -> tuple[object, int]:
+                (code,) = unpack_i32(buf, offset)
+                return names.get(code, code), offset + 4
+
+            return read_enum
         if kind == "struct":
-            return self.read_struct(spec[1], buf, offset, depth + 1)
+            return self._compile_struct(spec[1])  # type: ignore[index]
         if kind == "map":
-            _need_typed(buf, offset, 6)
+            return self._compile_map(spec[1], spec[2])  # type: ignore[index]
+        return self._compile_list(spec[1])  # type: ignore[index]
+
+    def _compile_struct(self, name: str) -> Any:
+        fields = {}
+        for field_id, (field_name, field_spec) in self.structs[name].items():
+            fields[field_id] = (field_name, wire_of(field_spec), self._reader(field_spec), field_spec)
+        required = self.required.get(name, frozenset())
+        int_readers = {I16: _read_i16, I32: _read_i32, I64: _read_i64}
+
+        def read_struct(buf: bytes, offset: int) -> tuple[dict[str, object], int]:
+            out: dict[str, object] = {}
+            end = len(buf)
+            while True:
+                if offset >= end:
+                    raise DecodeError(
+                        f"{name}: input ends before the struct's STOP byte",
+                        failure_type="thrift-truncated",
+                        offset=offset,
+                    )
+                ttype = buf[offset]
+                if ttype == STOP:
+                    offset += 1
+                    break
+                if offset + 3 > end:
+                    raise DecodeError(
+                        f"{name}: input ends inside a field header", failure_type="thrift-truncated", offset=offset
+                    )
+                if ttype not in FIELD_TYPES:
+                    raise DecodeError(
+                        f"{name}: unknown wire type {ttype} at offset {offset}",
+                        failure_type="thrift-decode-error",
+                        offset=offset,
+                    )
+                field = fields.get((buf[offset + 1] << 8 | buf[offset + 2]) - ((buf[offset + 1] & 0x80) << 9))
+                offset += 3
+                if field is None:
+                    offset = _skip(buf, offset, ttype)  # a field a newer Storm added
+                    continue
+                field_name, expected, reader, field_spec = field
+                if ttype != expected:
+                    if ttype in _INTS and expected in _INTS:
+                        value, offset = int_readers[ttype](buf, offset)
+                        if isinstance(field_spec, tuple):  # an enum sent with another width
+                            value = self.enums[field_spec[1]].get(value, value)
+                        out[field_name] = value
+                    else:
+                        offset = _skip(buf, offset, ttype)  # Java's generated readers skip it too
+                    continue
+                out[field_name], offset = reader(buf, offset)
+            if required and not required <= out.keys():
+                missing = ", ".join(sorted(required - out.keys()))
+                raise DecodeError(
+                    f"{name}: required field(s) missing: {missing}", failure_type="missing-required-fields"
+                )
+            return out, offset
+
+        return read_struct
+
+    def _compile_map(self, key_spec: object, value_spec: object) -> Any:
+        key_wire, value_wire = wire_of(key_spec), wire_of(value_spec)
+        read_key, read_value = self._reader(key_spec), self._reader(value_spec)
+        hashable = _hashable_for(key_spec, self.structs)
+        fast_value = _FIXED.get(value_spec) if isinstance(value_spec, str) else None
+        string_keys = key_spec == "string"
+
+        def read_map(buf: bytes, offset: int) -> tuple[dict[object, object], int]:
             ktype, vtype = buf[offset], buf[offset + 1]
             n = _length(buf, offset + 2, per_element=2)
             offset += 6
-            if n:
-                self._check_element(spec[1], ktype, "map key", offset)
-                self._check_element(spec[2], vtype, "map value", offset)
+            if not n:
+                return {}, offset
+            _check_element(key_wire, ktype, "map key", offset)
+            _check_element(value_wire, vtype, "map value", offset)
             out: dict[object, object] = {}
+            if string_keys and fast_value is not None and vtype == value_wire:
+                # map<string, i64|double|i32>: the bulk of every stats table
+                unpack, width = fast_value
+                end = len(buf)
+                for _ in range(n):
+                    (size,) = _UNPACK_I32(buf, offset)
+                    start = offset + 4
+                    offset = start + size
+                    if size < 0 or offset + width > end:
+                        raise DecodeError(
+                            "input ends inside a map entry", failure_type="thrift-truncated", offset=start
+                        )
+                    out[buf[start:offset].decode("utf-8")] = unpack(buf, offset)[0]
+                    offset += width
+                return out, offset
             for _ in range(n):
-                key, offset = self._value(spec[1], ktype, buf, offset, depth + 1)
-                value, offset = self._value(spec[2], vtype, buf, offset, depth + 1)
-                out[_hashable(key, spec[1], self.structs)] = value
+                key, offset = read_key(buf, offset) if ktype == key_wire else _read_int_any(ktype, buf, offset)
+                value, offset = read_value(buf, offset) if vtype == value_wire else _read_int_any(vtype, buf, offset)
+                out[hashable(key) if hashable else key] = value
             return out, offset
-        # list or set
-        _need_typed(buf, offset, 5)
-        etype = buf[offset]
-        n = _length(buf, offset + 1, per_element=1)
-        offset += 5
-        if n:
-            self._check_element(spec[1], etype, kind, offset)
-        items = []
-        for _ in range(n):
-            item, offset = self._value(spec[1], etype, buf, offset, depth + 1)
-            items.append(item)
-        return items, offset
 
-    @staticmethod
-    def _check_element(spec: object, ttype: int, what: str, offset: int) -> None:
-        expected = wire_of(spec)
-        if ttype != expected and not (ttype in _INTS and expected in _INTS):
-            raise DecodeError(
-                f"{what} has wire type {ttype} where the schema has {expected}",
-                failure_type="thrift-schema-mismatch",
-                offset=offset,
-            )
+        return read_map
+
+    def _compile_list(self, element_spec: object) -> Any:
+        element_wire = wire_of(element_spec)
+        read_element = self._reader(element_spec)
+
+        def read_list(buf: bytes, offset: int) -> tuple[list[object], int]:
+            etype = buf[offset]
+            n = _length(buf, offset + 1, per_element=1)
+            offset += 5
+            if n:
+                _check_element(element_wire, etype, "list", offset)
+            items = []
+            for _ in range(n):
+                item, offset = read_element(buf, offset) if etype == element_wire else _read_int_any(etype, buf, offset)
+                items.append(item)
+            return items, offset
+
+        return read_list
+
+
+_UNPACK_I32 = _I32.unpack_from
+
+
+def _check_element(expected: int, ttype: int, what: str, offset: int) -> None:
+    if ttype != expected and not (ttype in _INTS and expected in _INTS):
+        raise DecodeError(
+            f"{what} has wire type {ttype} where the schema has {expected}",
+            failure_type="thrift-schema-mismatch",
+            offset=offset,
+        )
+
+
+def _fixed_reader(unpacker: struct.Struct) -> Any:
+    unpack, width = unpacker.unpack_from, unpacker.size
+
+    def read(buf: bytes, offset: int) -> tuple[object, int]:
+        return unpack(buf, offset)[0], offset + width
+
+    return read
+
+
+_read_i16 = _fixed_reader(_UNPACK[I16])
+_read_i32 = _fixed_reader(_I32)
+_read_i64 = _fixed_reader(_UNPACK[I64])
+
+
+def _read_int_any(ttype: int, buf: bytes, offset: int) -> tuple[object, int]:
+    return {I16: _read_i16, I32: _read_i32, I64: _read_i64}[ttype](buf, offset)
+
+
+def _read_string(buf: bytes, offset: int) -> tuple[object, int]:
+    n = _length(buf, offset)
+    try:
+        return buf[offset + 4 : offset + 4 + n].decode("utf-8"), offset + 4 + n
+    except UnicodeDecodeError as exc:
+        raise DecodeError(
+            f"string at offset {offset} is not UTF-8", failure_type="thrift-decode-error", offset=offset
+        ) from exc
+
+
+def _read_binary(buf: bytes, offset: int) -> tuple[object, int]:
+    n = _length(buf, offset)
+    return bytes(buf[offset + 4 : offset + 4 + n]), offset + 4 + n
+
+
+def _read_bool(buf: bytes, offset: int) -> tuple[object, int]:
+    return buf[offset] != 0, offset + 1
+
+
+_SCALAR_READERS = {
+    "bool": _read_bool,
+    "byte": _fixed_reader(_UNPACK[BYTE]),
+    "double": _fixed_reader(_UNPACK[DOUBLE]),
+    "i16": _read_i16,
+    "i32": _read_i32,
+    "i64": _read_i64,
+    "string": _read_string,
+    "binary": _read_binary,
+}
+_FIXED = {
+    "i64": (_UNPACK[I64].unpack_from, 8),
+    "double": (_UNPACK[DOUBLE].unpack_from, 8),
+    "i32": (_I32.unpack_from, 4),
+}
+
+
+def _hashable_for(spec: object, structs: dict[str, dict[int, tuple[str, object]]]) -> Any:
+    if isinstance(spec, tuple) and spec[0] in ("list", "set"):
+        return tuple
+    if isinstance(spec, tuple) and spec[0] == "struct":
+        return lambda key: _hashable(key, spec, structs)
+    return None
 
 
 def _hashable(key: object, spec: object, structs: dict[str, dict[int, tuple[str, object]]]) -> object:

@@ -1,0 +1,205 @@
+"""Storm commands against every Storm fixture folder loaded into the real server."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot, load_cluster
+from tests.fixtures import FIXTURES, expected, manifest
+from tests.test_cli import run
+from zkstorm.encode import storm_gzip
+from zkstorm.errors import ExitCode
+
+# folder → the Storm roots in it
+FOLDERS = {
+    "storm2": ["/storm"],
+    "storm1": ["/storm1"],
+    "encodings": ["/storm-next", "/storm-plain"],
+    "legacy09": ["/legacy-storm"],
+}
+CASES = [(name, root) for name, roots in FOLDERS.items() for root in roots]
+
+
+def _values(name: str, root: str, sub: str) -> dict[str, Any]:
+    znodes = expected("storm", name)["znodes"]
+    prefix = f"{root}/{sub}/"
+    return {
+        p[len(prefix) :]: v for p, v in znodes.items() if p.startswith(prefix) and v["encoding"] != "storm-dir-marker"
+    }
+
+
+def _json(*args: str) -> Any:
+    result = run(*args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def loaded(writer: KazooClient, zk_root: Chroot, request: pytest.FixtureRequest) -> Chroot:
+    load_cluster(writer, zk_root.path, "storm", request.param)
+    return zk_root
+
+
+@pytest.mark.parametrize(("loaded", "root"), CASES, indirect=["loaded"], ids=[f"{n}{r}" for n, r in CASES])
+def test_every_storm_command_on_every_version(loaded: Chroot, root: str) -> None:
+    name = next(n for n, roots in FOLDERS.items() if root in roots)
+    zk = ["--zk", loaded.zk, "--storm-root", root]
+
+    topologies = _json(*zk, "storm", "topologies", "-f", "json")
+    bases = _values(name, root, "storms")
+    assert {t["topology_id"] for t in topologies} == set(bases)
+    for t in topologies:
+        value = bases[t["topology_id"]]["value"]
+        assert {"topology_id", "name", "status", "num_workers", "launch_time_secs", "owner"} <= set(t)
+        assert t["name"] == value.get("name", value.get("storm-name"))
+        assert t["num_workers"] == value.get("num_workers", value.get("num-workers"))
+
+    supervisors = _json(*zk, "storm", "supervisors", "-f", "json")
+    assert {s["supervisor_id"] for s in supervisors} == set(_values(name, root, "supervisors"))
+    for s in supervisors:
+        assert {"supervisor_id", "hostname", "time_secs", "uptime_secs", "used_ports"} <= set(s)
+
+    workers = _json(*zk, "storm", "workers", "-f", "json")
+    assert {f"{w['topology_id']}/{w['node']}-{w['port']}" for w in workers} == set(_values(name, root, "workerbeats"))
+    for w in workers:
+        assert {"topology_id", "node", "port", "time_secs", "uptime_secs"} <= set(w)
+        assert w["stale"] is True  # the fixtures' beats are from 2025
+
+    for topology_id, entry in _values(name, root, "assignments").items():
+        rows = _json(*zk, "storm", "assignment", topology_id, "-f", "json")
+        slots = entry["value"].get("executor_node_port") or entry["value"].get("executor->node+port")
+        assert len(rows) == len(slots)
+        for row in rows:
+            assert {"topology_id", "start_task", "end_task", "node", "port", "host", "start_time_secs"} <= set(row)
+            assert row["host"]
+
+    nimbuses = _json(*zk, "storm", "nimbus", "-f", "json")
+    assert {n["nimbus_id"] for n in nimbuses} == set(_values(name, root, "nimbuses"))
+    if _values(name, root, "leader-lock"):
+        assert sum(1 for n in nimbuses if n["is_leader"]) == 1
+    else:
+        assert all(n["is_leader"] is None for n in nimbuses)  # no latch: leadership unknown, not "no"
+
+    stored = _values(name, root, "errors")
+    for topology_id in {p.split("/", 1)[0] for p in stored}:
+        errors = _json(*zk, "errors", topology_id, "-f", "json")
+        nodes = [p for p in stored if p.startswith(topology_id + "/") and p.count("/") == 2]
+        assert len([e for e in errors if e["sequence"] is not None]) == len(nodes)
+        times = [e["time_secs"] for e in errors]
+        assert times == sorted(times, reverse=True)
+        for e in errors:
+            assert {"topology_id", "component", "time_secs", "host", "port", "error"} <= set(e)
+
+    assert run(*zk, "tree", root).exit_code == 0
+
+
+def test_errors_by_name_component_filters_and_limit(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    zk = ["--zk", zk_root.zk]
+    by_id = _json(*zk, "errors", "fraud-scorer-3-1751880000", "-f", "json")
+    assert _json(*zk, "errors", "fraud-scorer", "-f", "json") == by_id
+    components = {e["component"] for e in by_id}
+    assert {"score~v3", "alert*sink"} <= components  # URL-decoded as java.net.URLEncoder encoded them
+    score = _json(*zk, "errors", "fraud-scorer", "-c", "score~v3", "-f", "json")
+    assert score == _json(*zk, "errors", "fraud-scorer", "-c", "score%7Ev3", "-f", "json")
+    assert len(score) == 10 and [e["sequence"] for e in score][:2] == [12, 10]  # trimmed: sequence numbers skip
+    assert sum(e["last_error"] for e in score) == 1 and score[0]["last_error"]
+    assert len(_json(*zk, "errors", "fraud-scorer", "--limit", "3", "-f", "json")) == 3
+    newest = by_id[0]["time_secs"]
+    since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(newest))
+    assert [e["time_secs"] for e in _json(*zk, "errors", "fraud-scorer", "--since", since, "-f", "json")] == [newest]
+    table = run(*zk, "errors", "fraud-scorer").stdout
+    assert "score~v3" in table and "java.lang.StackOverflowError" in table
+    full = run(*zk, "errors", "fraud-scorer", "--full", "--limit", "1").stdout
+    assert "\tat " in full or "at " in full
+
+
+def test_last_error_is_shown_when_its_ephemeral_error_node_is_gone(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    component_dir = f"{zk_root.path}/storm/errors/fraud-scorer-3-1751880000/alert*sink"
+    for child in writer.get_children(component_dir):
+        writer.delete(f"{component_dir}/{child}")  # the reporting worker died
+    rows = _json("--zk", zk_root.zk, "errors", "fraud-scorer", "-c", "alert*sink", "-f", "json")
+    assert len(rows) == 1 and rows[0]["last_error"] and rows[0]["sequence"] is None
+
+
+def test_unknown_and_ambiguous_topologies(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    unknown = run("--zk", zk_root.zk, "errors", "no-such-topology")
+    assert unknown.exit_code == ExitCode.NOT_FOUND
+    assert "fraud-scorer" in unknown.stderr and "inventory-sync" in unknown.stderr
+    base = writer.get(f"{zk_root.path}/storm/storms/fraud-scorer-3-1751880000")[0]
+    writer.create(f"{zk_root.path}/storm/storms/fraud-scorer-9-1751990000", base)  # resubmitted under the same name
+    ambiguous = run("--zk", zk_root.zk, "errors", "fraud-scorer")
+    assert ambiguous.exit_code == ExitCode.USAGE
+    assert "fraud-scorer-3-1751880000" in ambiguous.stderr and "fraud-scorer-9-1751990000" in ambiguous.stderr
+
+
+def test_stale_workers(writer: KazooClient, zk_root: Chroot) -> None:
+    now = int(time.time())
+    root = f"{zk_root.path}/storm"
+    for path in ("storms", "assignments", "workerbeats/t-1-1", "supervisors"):
+        writer.ensure_path(f"{root}/{path}")
+    for node, port, beat in (("sup-a-10.0.0.1", 6700, now - 2), ("sup-b-10.0.0.2", 6701, now - 300)):
+        data = storm_gzip(
+            "ClusterWorkerHeartbeat", {"storm_id": "t-1-1", "executor_stats": {}, "time_secs": beat, "uptime_secs": 60}
+        )
+        writer.create(f"{root}/workerbeats/t-1-1/{node}-{port}", data)
+    rows = _json("--zk", zk_root.zk, "storm", "workers", "--stale-after", "30s", "-f", "json")
+    assert {(w["node"], w["stale"]) for w in rows} == {("sup-a-10.0.0.1", False), ("sup-b-10.0.0.2", True)}
+    assert all(w["age_secs"] >= 0 for w in rows)
+    stale = _json("--zk", zk_root.zk, "storm", "workers", "--stale-after", "10m", "--stale", "-f", "json")
+    assert stale == []
+
+
+def test_a_corrupt_znode_is_reported_and_the_rest_still_shown(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    bad = (FIXTURES / "storm" / "corrupt" / "wrong-struct-for-path.bin").read_bytes()
+    writer.set(f"{zk_root.path}/storm/storms/fraud-scorer-3-1751880000", bad)
+    result = run("--zk", zk_root.zk, "storm", "topologies", "-f", "json")
+    assert result.exit_code == 0
+    assert [t["topology_id"] for t in json.loads(result.stdout)] == ["inventory-sync-5-1751968800"]
+    assert "/storm/storms/fraud-scorer-3-1751880000: cannot decode storm_topology" in result.stderr
+    assert run("--zk", zk_root.zk, "--strict", "storm", "topologies").exit_code == ExitCode.DECODE_FAILURES
+    tree = run("--zk", zk_root.zk, "tree", "/storm/storms", "-f", "jsonl")
+    failures = [json.loads(x) for x in tree.stdout.splitlines() if '"decode_failure"' in x]
+    assert failures and failures[0]["size"] == len(bad) and failures[0]["failure_type"] == "thrift-schema-mismatch"
+
+
+def test_credentials_are_redacted_in_every_format(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    secrets = [
+        value
+        for path, entry in expected("storm", "storm2")["znodes"].items()
+        if entry["record_type"] == "Credentials"
+        for value in entry["value"]["creds"].values()
+    ] + [
+        entry["value"]["key"]
+        for entry in expected("storm", "storm2")["znodes"].values()
+        if entry["record_type"] == "PrivateWorkerKey"
+    ]
+    assert secrets
+    paths = [n.path for n in manifest("storm", "storm2") if "/credentials/" in n.path or "/secretkeys/" in n.path]
+    outputs = []
+    for path in paths:
+        for args in (("get", path), ("get", path, "--json"), ("get", path, "--raw"), ("get", path, "--json", "--raw")):
+            outputs.append(run("--zk", zk_root.zk, *args).stdout)
+    for fmt in ("tree", "json", "jsonl", "csv"):
+        outputs.append(run("--zk", zk_root.zk, "tree", "/storm", "-f", fmt).stdout)
+    everything = "\n".join(outputs)
+    for secret in secrets:
+        assert secret[:24] not in everything
+    shown = run("--zk", zk_root.zk, "--show-secrets", "get", paths[0], "--json").stdout
+    assert any(secret[:24] in shown for secret in secrets)
+
+
+def test_storm_roots_finds_every_root(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "encodings")
+    load_cluster(writer, zk_root.path, "storm", "storm1")
+    rows = _json("--zk", zk_root.zk, "storm", "roots", "-f", "json")
+    assert {r["root"] for r in rows} == {"/storm-next", "/storm-plain", "/storm1"}
