@@ -175,6 +175,10 @@ class ThriftReader:
             value, _ = self._reader(("struct", name))(buf, 0)
         except (struct.error, IndexError):
             raise DecodeError(f"{name}: input ends inside a value", failure_type="thrift-truncated") from None
+        except UnicodeDecodeError as exc:
+            raise DecodeError(
+                f"{name}: a string is not UTF-8 ({exc.reason})", failure_type="thrift-decode-error"
+            ) from None
         except RecursionError:
             raise DecodeError(f"{name}: nesting too deep", failure_type="thrift-decode-error") from None
         return value  # type: ignore[no-any-return]
@@ -406,7 +410,7 @@ def _hashable(key: object, spec: object, structs: dict[str, dict[int, tuple[str,
     return key
 
 
-def _need_typed(buf: memoryview, offset: int, n: int) -> None:
+def _need_typed(buf: bytes | memoryview, offset: int, n: int) -> None:
     if offset + n > len(buf):
         raise DecodeError(
             f"input ends at offset {len(buf)} inside a value that needs {n} bytes at {offset}",
@@ -415,7 +419,7 @@ def _need_typed(buf: memoryview, offset: int, n: int) -> None:
         )
 
 
-def _length(buf: memoryview, offset: int, per_element: int = 1) -> int:
+def _length(buf: bytes | memoryview, offset: int, per_element: int = 1) -> int:
     _need_typed(buf, offset, 4)
     (n,) = _I32.unpack_from(buf, offset)
     if n < 0:
@@ -431,7 +435,7 @@ def _length(buf: memoryview, offset: int, per_element: int = 1) -> int:
     return n
 
 
-def _skip(buf: memoryview, offset: int, ttype: int) -> int:
+def _skip(buf: bytes | memoryview, offset: int, ttype: int) -> int:
     try:
         return skip_value(buf, offset, ttype)
     except DecodeError as exc:
