@@ -602,7 +602,17 @@ def storm_workers(
         rows,
         StormWorker,
         problems,
-        ["topology_id", "host", "port", "node", "heartbeat_at", "age_secs", "stale", "uptime_secs", "num_executors"],
+        [
+            "topology_id",
+            "host",
+            "port",
+            "node",
+            "heartbeat_at",
+            "age_secs",
+            "stale",
+            "uptime_secs",
+            "num_executor_stats",
+        ],
     )
 
 

@@ -8,6 +8,7 @@ exactly one segment (``storms/*``, ``brokers/topics/*/partitions/*/state``). A S
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 STORM = "storm"
 KAFKA = "kafka"
@@ -42,13 +43,21 @@ class Roots:
     def locate(self, path: str) -> list[tuple[str, str, str]]:
         """Every (system, root, relative path) that ``path`` falls under, most specific root first."""
         found = []
-        for system, roots in ((STORM, self.storm), (KAFKA, self.kafka)):
-            for root in roots:
-                rel = relative_to(path, root)
-                if rel is not None:
-                    found.append((len(root), system, root, rel))
-        found.sort(key=lambda item: -item[0])
-        return [(system, root, rel) for _, system, root, rel in found]
+        for system, root, prefix in _ordered(self):
+            if root == "/":
+                found.append((system, root, path[1:]))
+            elif path == root:
+                found.append((system, root, ""))
+            elif path.startswith(prefix):
+                found.append((system, root, path[len(prefix) :]))
+        return found
+
+
+@cache
+def _ordered(roots: Roots) -> tuple[tuple[str, str, str], ...]:
+    """(system, root, root + "/") by decreasing root length: computed once per Roots, not per znode."""
+    entries = [(STORM, r, r + "/") for r in roots.storm] + [(KAFKA, r, r + "/") for r in roots.kafka]
+    return tuple(sorted(entries, key=lambda e: -len(e[1])))
 
 
 DEFAULT_ROOTS = Roots()

@@ -145,7 +145,7 @@ class StormWorker:
     time_secs: int
     heartbeat_at: datetime
     uptime_secs: int
-    num_executors: int
+    num_executor_stats: int  # entries in executor_stats, the worker's system executor [-1,-1] included
     host: str | None = None
     age_secs: int | None = None
     stale: bool | None = None
