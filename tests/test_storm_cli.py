@@ -157,6 +157,17 @@ def test_stale_workers(writer: KazooClient, zk_root: Chroot) -> None:
     assert stale == []
 
 
+def test_worker_stats_rows(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    rows = _json("--zk", zk_root.zk, "storm", "workers", "fraud-scorer", "--stats", "-f", "json")
+    beats = {p: v for p, v in _values("storm2", "/storm", "workerbeats").items() if p.startswith("fraud-scorer")}
+    emitted = sum(
+        len(s) for v in beats.values() for e in v["value"]["executor_stats"].values() for s in e["emitted"].values()
+    )
+    assert len([r for r in rows if r["metric"] == "emitted"]) == emitted
+    assert {"executor_type", "metric", "window", "stream", "value"} <= set(rows[0])
+
+
 def test_a_corrupt_znode_is_reported_and_the_rest_still_shown(writer: KazooClient, zk_root: Chroot) -> None:
     load_cluster(writer, zk_root.path, "storm", "storm2")
     bad = (FIXTURES / "storm" / "corrupt" / "wrong-struct-for-path.bin").read_bytes()

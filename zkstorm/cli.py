@@ -570,10 +570,22 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
     help="A heartbeat older than this is stale (nimbus.task.timeout.secs is 30 by default).",
 )
 @click.option("--stale", "only_stale", is_flag=True, help="Only stale workers.")
+@click.option(
+    "--stats",
+    "with_stats",
+    is_flag=True,
+    help="Instead: every executor counter of the heartbeats (executor, window, stream, metric, value).",
+)
 @_format_option("table", "json", "jsonl", "csv", default="table")
 @click.pass_obj
 def storm_workers(
-    settings: Settings, topology: str | None, stale_after: str, only_stale: bool, fmt: str, as_json: bool
+    settings: Settings,
+    topology: str | None,
+    stale_after: str,
+    only_stale: bool,
+    with_stats: bool,
+    fmt: str,
+    as_json: bool,
 ) -> None:
     """Worker heartbeats with their age and a stale flag (of TOPOLOGY, or of every topology)."""
     from .collect import resolve_topology
@@ -585,6 +597,33 @@ def storm_workers(
     with settings.session() as session:
         topology_id = resolve_topology(session, root, topology) if topology else None
         scope = f"/{topology_id}" if topology_id else ""
+        if with_stats:
+            from .records import StormExecutorStat
+
+            stats, problems = _split(
+                _storm_records(settings, session, f"workerbeats{scope}", detail=True), StormExecutorStat
+            )
+            _emit_view(
+                settings,
+                "json" if as_json else fmt,
+                stats,
+                StormExecutorStat,
+                problems,
+                [
+                    "topology_id",
+                    "node",
+                    "port",
+                    "start_task",
+                    "end_task",
+                    "executor_type",
+                    "metric",
+                    "window",
+                    "stream",
+                    "source_component",
+                    "value",
+                ],
+            )
+            return
         records = _storm_records(settings, session, f"workerbeats{scope}", f"assignments{scope}", "supervisors")
     now = time.time()
     workers, problems = _split(records, StormWorker)
