@@ -20,6 +20,16 @@ step "zkstorm tree /storm --depth 2"
 "$zkstorm" tree /storm --depth 2
 step "zkstorm tree /kafka/brokers --depth 2"
 "$zkstorm" tree /kafka/brokers --depth 2
+step "zkstorm storm topologies"
+"$zkstorm" storm topologies
+step "zkstorm storm nimbus"
+"$zkstorm" storm nimbus
+step "zkstorm storm workers fraud-scorer"
+"$zkstorm" storm workers fraud-scorer
+step "zkstorm errors clickstream-enrich --limit 6"
+"$zkstorm" errors clickstream-enrich --limit 6
+step "zkstorm errors fraud-scorer --limit 1 --full -f json"
+"$zkstorm" errors fraud-scorer --limit 1 --full -f json
 step "zkstorm get /kafka/brokers/ids/1"
 "$zkstorm" get /kafka/brokers/ids/1
 step "zkstorm get /kafka/config/users/svc-billing   (a secret subtree: redacted)"

@@ -471,7 +471,8 @@ def errors(
         shown = shown[:limit]
     if fmt == "table":
         title = f"{topology_id}: {len(shown)} stored error{'s' if len(shown) != 1 else ''}"
-        _stdout_console().print(errors_table(shown, now, full=full, title=title))
+        console = _stdout_console()
+        console.print(errors_table(shown, now, full=full, title=title, width=console.width))
         _finish(settings, _warn_about(problems))
     else:
         _emit_view(settings, fmt, shown, StormError, problems)
@@ -518,15 +519,15 @@ def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
         StormTopology,
         problems,
         [
-            "topology_id",
             "name",
             "status",
             "num_workers",
             "num_executors",
             "launched_at",
-            "owner",
             "action",
             "action_wait_secs",
+            "owner",
+            "topology_id",
         ],
     )
 
@@ -548,15 +549,14 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
         StormSupervisor,
         problems,
         [
-            "supervisor_id",
             "hostname",
             "used_ports",
             "ports",
             "uptime_secs",
-            "heartbeat_at",
             "version",
             "memory_capacity_mb",
             "cpu_capacity_pct",
+            "supervisor_id",
         ],
     )
 
@@ -641,17 +641,7 @@ def storm_workers(
         rows,
         StormWorker,
         problems,
-        [
-            "topology_id",
-            "host",
-            "port",
-            "node",
-            "heartbeat_at",
-            "age_secs",
-            "stale",
-            "uptime_secs",
-            "num_executor_stats",
-        ],
+        ["host", "port", "age_secs", "stale", "uptime_secs", "num_executor_stats", "topology_id", "node"],
     )
 
 
@@ -677,7 +667,7 @@ def storm_assignment(settings: Settings, topology: str, fmt: str, as_json: bool)
         rows,
         StormExecutor,
         problems,
-        ["start_task", "end_task", "host", "port", "node", "start_time_secs", "mem_on_heap_mb", "cpu_pct"],
+        ["start_task", "end_task", "host", "port", "start_time_secs", "mem_on_heap_mb", "cpu_pct", "node"],
         title=topology_id,
     )
 

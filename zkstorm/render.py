@@ -84,7 +84,10 @@ def record_table(
         by_name = {c.name: c for c in cols}
         cols = tuple(by_name[name] for name in only)
     for col in cols:
-        table.add_column(col.name, overflow="fold", justify="right" if col.kind in ("int", "float") else "left")
+        # Spaces instead of underscores give rich word breaks in headers ("num workers" wraps cleanly).
+        table.add_column(
+            col.name.replace("_", " "), overflow="fold", justify="right" if col.kind in ("int", "float") else "left"
+        )
     for record in records:
         row = to_jsonable(record)
         table.add_row(*(_cell(row[c.name]) for c in cols))
@@ -126,20 +129,40 @@ def age(seconds: float | None) -> str:
     return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
 
 
-def errors_table(errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None) -> Table:
+def errors_table(
+    errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None, width: int = 120
+) -> Table:
     """Stored Storm errors, newest first: component, UTC time, age, worker, message."""
     table = Table(title=title, header_style="bold", show_lines=full)
-    for name in ("component", "time (UTC)", "age", "worker"):
-        table.add_column(name, no_wrap=True)
-    table.add_column("error" if full else "first line", overflow="fold")
-    for e in errors:
-        worker = f"{e.host}:{e.port}" if e.host else ""
+    workers = [f"{e.host}:{e.port}" if e.host else "" for e in errors]
+    widths = {
+        "component": max((len(e.component) for e in errors), default=9),
+        "time (UTC)": 19,
+        "age": max((len(age(now_secs - e.time_secs)) for e in errors), default=3),
+        "worker": min(max((len(w) for w in workers), default=6), 40),
+    }
+    widths = {name: max(w, len(name)) for name, w in widths.items()}
+    # Five columns cost 3 characters each (separator and padding) plus the closing border.
+    budget = width - sum(widths.values()) - 3 * (len(widths) + 1) - 1
+    if budget < 24:  # a narrow terminal: the worker column gives way before the message does
+        widths["worker"] = max(12, widths["worker"] - (24 - budget))
+        budget = max(width - sum(widths.values()) - 3 * (len(widths) + 1) - 1, 8)
+    for name, column_width in widths.items():
+        table.add_column(name, no_wrap=True, width=column_width, overflow="ellipsis")
+    # One line per error when scanning: the message gets the width the other columns leave (rich will not
+    # shrink a no-wrap column below its content, so cut it here); --full shows whole traces, folded.
+    table.add_column("error" if full else "first line", overflow="fold", no_wrap=not full)
+    for e, worker in zip(errors, workers, strict=True):
         marker = "" if e.sequence is not None else " (last-error)"
         table.add_row(
             e.component,
             f"{e.error_at:%Y-%m-%d %H:%M:%S}",
             age(now_secs - e.time_secs),
             worker,
-            Text((e.error if full else e.first_line) + marker),
+            Text(e.error + marker if full else _cut(e.first_line + marker, budget)),
         )
     return table
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -267,12 +267,12 @@ def _storm_topology(
         comp_dir = f"{root}/errors/{topo}/{java_url_encode(component)}"
         yield SeedNode(comp_dir, DIR)
         count = rng.randint(1, 12)
-        first = now - rng.randint(600, 30000)
+        times = sorted(now - rng.randint(60, 30000) for _ in range(min(count, 10)))  # Storm keeps the newest 10
         info: dict[str, Any] = {}
-        for k in range(min(count, 10)):  # Storm keeps the newest 10
+        for when in times:
             sup, port = rng.choice(taken)
             text = rng.choice(_ERRORS).format(cls=_class_name(component), line=rng.randint(40, 900))
-            info = {"error": text, "error_time_secs": first + k * rng.randint(5, 900), "host": sup.host, "port": port}
+            info = {"error": text, "error_time_secs": when, "host": sup.host, "port": port}
             yield SeedNode(comp_dir + "/e", storm_gzip("ErrorInfo", info), ephemeral=True, sequential=True)
         yield SeedNode(comp_dir + "-last-error", storm_gzip("ErrorInfo", info))
 
