@@ -303,6 +303,7 @@ def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
     _, topology_id, slot = _segments(context)
     node, port = split_slot(slot)
     legacy = _legacy(data)
+    beat: dict[str, Any] | None
     if legacy is not None:
         beat = _legacy_heartbeat(legacy)
     else:
