@@ -98,7 +98,9 @@ def test_missing_path_prints_nothing_on_stdout(kafka08: Chroot) -> None:
 
 
 def test_tree_depth(kafka08: Chroot) -> None:
-    rows = [json.loads(x) for x in run("--zk", kafka08.zk, "tree", "/", "--depth", "1", "-f", "jsonl").stdout.split()]
+    rows = [
+        json.loads(x) for x in run("--zk", kafka08.zk, "tree", "/", "--depth", "1", "-f", "jsonl").stdout.splitlines()
+    ]
     assert all(r["path"].count("/") <= 1 for r in rows)
     assert any(r["num_children"] > 0 and r["path"] != "/" for r in rows)
 
@@ -121,7 +123,9 @@ def test_get_shows_stat_encoding_and_value(kafka08: Chroot) -> None:
     assert result.exit_code == 0
     doc = json.loads(result.stdout)
     assert doc["znode"]["path"] == "/brokers/ids/0" and doc["znode"]["ephemeral"] is True
-    assert doc["value"]["version"] == 1 and doc["raw_hex"] is None
+    (broker,) = doc["records"]
+    assert broker["kind"] == "kafka_broker" and broker["version"] == 1 and broker["broker_id"] == 0
+    assert doc["value"] is None and doc["raw_hex"] is None
     table = run("--zk", kafka08.zk, "get", "/controller_epoch", "--raw").stdout
     assert "encoding" in table and "00000000  " in table
 
@@ -162,7 +166,9 @@ def test_get_missing_znode_exits_4(zk_root: Chroot) -> None:
 
 def test_chroot_in_zk_string(writer: KazooClient, zk_root: Chroot) -> None:
     load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
-    rows = [json.loads(x) for x in run("--zk", zk_root.zk + "/kafka-prod", "tree", "/", "-f", "jsonl").stdout.split()]
+    rows = [
+        json.loads(x) for x in run("--zk", zk_root.zk + "/kafka-prod", "tree", "/", "-f", "jsonl").stdout.splitlines()
+    ]
     assert {"/brokers/ids", "/controller", "/config/brokers/<default>"} <= {r["path"] for r in rows}
 
 

@@ -87,7 +87,7 @@ def test_sandbox_start_status_stop(tmp_path) -> None:  # type: ignore[no-untyped
         assert again.stdout.strip() == zk  # already running: left as it is, not seeded twice
         rows = [
             json.loads(x)
-            for x in runner.invoke(cli, ["--zk", zk, "tree", "/kafka/brokers/ids", "-f", "jsonl"]).stdout.split()
+            for x in runner.invoke(cli, ["--zk", zk, "tree", "/kafka/brokers/ids", "-f", "jsonl"]).stdout.splitlines()
         ]
         assert len(rows) == 4  # three live brokers; broker 4 is dead but named in replica lists
     finally:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
 from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
 from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding

@@ -311,6 +311,294 @@ class StormRoot:
     num_topologies: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeWarning:
+    """A znode decoded the way Kafka (or Storm) would, but something about it deserves a look: a BOM, a
+    duplicate key, trailing bytes, an unknown schema version, a legacy format."""
+
+    path: str
+    record_kind: str
+    warning: str  # bom_stripped, duplicate_key, trailing_bytes, unknown_version, legacy_format, …
+    detail: str
+
+
+# --- Kafka (kafka.md §3; times in ms since the epoch as Kafka writes them) --------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaBroker:
+    """``brokers/ids/{id}``: a live broker's registration (ephemeral). Brokers named in replica lists but
+    not registered appear with ``alive`` false and nothing else known."""
+
+    broker_id: int
+    alive: bool
+    version: int | None
+    host: str | None  # of the first PLAINTEXT-protocol endpoint; None when the broker has none
+    port: int | None  # -1 when there is no PLAINTEXT endpoint
+    rack: str | None
+    jmx_port: int | None
+    timestamp_ms: int | None
+    registered_at: datetime | None
+    endpoints: tuple[str, ...]  # "LISTENER://host:port"
+    listener_protocols: tuple[str, ...]  # "LISTENER=PROTOCOL"
+    features: tuple[str, ...]  # "name=min..max"
+    broker_epoch: int | None  # the registration's czxid (KIP-380)
+    session_id: int | None  # ephemeralOwner: changes on every restart
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaTopic:
+    """``brokers/topics/{topic}``: the replica assignment's envelope."""
+
+    topic: str
+    version: int
+    topic_id: str | None
+    partition_count: int
+    replication_factor: int  # replicas minus those being added (KIP-455), of the first partition
+    reassigning_partitions: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaReplicaAssignment:
+    """One partition of a topic znode: its replicas (preferred leader first) and KIP-455 changes."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaPartitionState:
+    """``brokers/topics/{topic}/partitions/{p}/state``: leader and ISR as the controller wrote them."""
+
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: tuple[int, ...]
+    controller_epoch: int
+    version: int
+    leader_recovery_state: int  # 0 RECOVERED (absent), 1 RECOVERING
+    zk_version: int | None  # the partition epoch: every leader/ISR write is conditional on it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaPartition:
+    """A partition joined from its assignment and state, with its health as ``kafka-topics --describe``
+    judges it from ZooKeeper alone (kafka.md §3.5). ``health`` is ``unknown`` when the state is unreadable."""
+
+    topic: str
+    partition: int
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    leader: int | None
+    leader_epoch: int | None
+    isr: tuple[int, ...]
+    controller_epoch: int | None
+    zk_version: int | None
+    leader_recovery_state: int | None
+    offline: bool | None
+    under_replicated: bool | None
+    under_min_isr: bool | None
+    at_min_isr: bool | None
+    preferred_leader: bool | None
+    min_isr: int
+    min_isr_source: str  # topic_override, dynamic_cluster_default, assumed_kafka_default
+    pending_deletion: bool
+    health: str  # ok, offline, under_replicated, under_min_isr, unknown
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaController:
+    """``controller``: the active controller (ephemeral; persistent while a KRaft controller holds it)."""
+
+    broker_id: int
+    version: int
+    timestamp_ms: int | None
+    elected_at: datetime | None
+    kraft_controller_epoch: int | None
+    ephemeral: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaControllerEpoch:
+    epoch: int
+    zk_version: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaConfig:
+    """One entry of ``config/{type}/{name}``; sensitive values (SCRAM, passwords) are redacted."""
+
+    entity_type: str  # topics, brokers, users, clients, ips, users/clients
+    entity_name: str
+    key: str
+    value: str
+    sensitive: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaConfigChange:
+    """``config/changes/config_change_{seq}``: a recent config change (purged after ~15 minutes)."""
+
+    node: str
+    sequence: int
+    version: int
+    entity_path: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaAcl:
+    pattern_type: str  # LITERAL or PREFIXED
+    resource_type: str
+    resource_name: str
+    principal: str
+    permission_type: str
+    operation: str
+    host: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaAclChange:
+    node: str
+    sequence: int
+    pattern_type: str
+    resource_type: str
+    resource_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaReassignment:
+    """A partition being moved: from a topic's KIP-455 fields or the legacy admin znode."""
+
+    topic: str
+    partition: int
+    target_replicas: tuple[int, ...]
+    source: str  # kip455 or admin
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaPreferredElection:
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaTopicDeletion:
+    """``admin/delete_topics/{topic}``: a topic marked for deletion."""
+
+    topic: str
+    marked_ms: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaIsrChange:
+    node: str
+    topic: str
+    partition: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaLogDirEvent:
+    node: str
+    broker_id: int
+    event: int  # 1 = log directory failure
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaConsumerMember:
+    """``consumers/{group}/ids/{id}``: a live old (ZooKeeper-based) consumer."""
+
+    group: str
+    consumer_id: str
+    version: int | None
+    subscription: tuple[str, ...]  # "topic-or-regex=streams"
+    pattern: str | None
+    timestamp_ms: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaConsumerOwner:
+    group: str
+    topic: str
+    partition: int
+    owner_thread: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaConsumerOffset:
+    group: str
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaClusterId:
+    cluster_id: str
+    version: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaProducerIdBlock:
+    version: int
+    broker_id: int
+    block_start: int
+    block_end: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaFeature:
+    version: int
+    status: str  # Enabled / Disabled
+    finalized_features: tuple[str, ...]  # "name=min..max"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaMigration:
+    """``migration``: written by a KRaft controller migrating the cluster off ZooKeeper (3.4+)."""
+
+    version: int
+    kraft_metadata_offset: int
+    kraft_controller_id: int
+    kraft_metadata_epoch: int
+    kraft_controller_epoch: int
+    zk_version: int | None
+    modified_ms: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaDelegationToken:
+    """``delegation_token/tokens/{id}``: token metadata only (the HMAC is never stored)."""
+
+    token_id: str
+    owner: str
+    expiry_ms: int | None
+    max_ms: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaRoot:
+    root: str
+    brokers: int
+    topics: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KafkaFinding:
+    """One explained health finding (``kafka health``)."""
+
+    kind: str
+    level: str  # error, warning, info
+    topic: str | None
+    partition: int | None
+    broker_id: int | None
+    detail: str
+
+
 RECORD_TYPES: tuple[type, ...] = (
     Znode,
     Unreadable,
@@ -334,4 +622,31 @@ RECORD_TYPES: tuple[type, ...] = (
     StormBackpressure,
     StormLegacyNode,
     StormRoot,
+    DecodeWarning,
+    KafkaBroker,
+    KafkaTopic,
+    KafkaReplicaAssignment,
+    KafkaPartitionState,
+    KafkaPartition,
+    KafkaController,
+    KafkaControllerEpoch,
+    KafkaConfig,
+    KafkaConfigChange,
+    KafkaAcl,
+    KafkaAclChange,
+    KafkaReassignment,
+    KafkaPreferredElection,
+    KafkaTopicDeletion,
+    KafkaIsrChange,
+    KafkaLogDirEvent,
+    KafkaConsumerMember,
+    KafkaConsumerOwner,
+    KafkaConsumerOffset,
+    KafkaClusterId,
+    KafkaProducerIdBlock,
+    KafkaFeature,
+    KafkaMigration,
+    KafkaDelegationToken,
+    KafkaRoot,
+    KafkaFinding,
 )

@@ -1,0 +1,955 @@
+"""Kafka znodes → records, for every schema version from 0.8 to 3.9, under any chroot (kafka.md §2–§3).
+
+JSON is read the way Kafka's Jackson reader reads it: a UTF-8 BOM is skipped, bytes after the first
+JSON value are ignored, duplicate keys keep the last value, and (as Kafka 1.0.1–2.5 did) a parse that
+fails is retried once with backslashes doubled for pre-1.0.1 unescaped strings. Each such leniency
+yields a ``DecodeWarning`` record. Types are not coerced: a string where Kafka wants a number (or the
+reverse) is a ``wrong_type`` failure naming every offending field. Importing this module registers the
+decoders in ``registry.REGISTRY``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from ..errors import DecodeError
+from ..paths import KAFKA
+from ..records import (
+    DecodeWarning,
+    KafkaAcl,
+    KafkaAclChange,
+    KafkaBroker,
+    KafkaClusterId,
+    KafkaConfig,
+    KafkaConfigChange,
+    KafkaConsumerMember,
+    KafkaConsumerOffset,
+    KafkaConsumerOwner,
+    KafkaController,
+    KafkaControllerEpoch,
+    KafkaDelegationToken,
+    KafkaFeature,
+    KafkaIsrChange,
+    KafkaLogDirEvent,
+    KafkaMigration,
+    KafkaPartitionState,
+    KafkaPreferredElection,
+    KafkaProducerIdBlock,
+    KafkaReassignment,
+    KafkaReplicaAssignment,
+    KafkaTopic,
+    KafkaTopicDeletion,
+)
+from .registry import REGISTRY, DecodeContext
+
+REDACTED = "<redacted>"
+_BOM = b"\xef\xbb\xbf"
+_ENDPOINT = re.compile(
+    r"^(?P<listener>[A-Za-z0-9_.-]+)://(?:\[(?P<v6>[0-9A-Fa-f:.%]+)\]|(?P<host>[^:\[\]]*)):(?P<port>-?\d+)$"
+)
+_DIGITS = re.compile(r"^-?\d+$")
+
+
+class Json:
+    """A parsed payload plus the warnings its parsing raised (kind, detail)."""
+
+    def __init__(self, value: Any, warnings: list[tuple[str, str]]) -> None:
+        self.value = value
+        self.warnings = warnings
+
+
+def load_json(data: bytes) -> Json:
+    warnings: list[tuple[str, str]] = []
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+        warnings.append(("bom_stripped", "a UTF-8 byte order mark was skipped, as Jackson does"))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(
+            f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
+            failure_type="invalid_utf8",
+            offset=exc.start,
+        ) from None
+    duplicates: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                duplicates.append(key)
+            out[key] = value  # last wins, as in Jackson
+        return out
+
+    decoder = json.JSONDecoder(object_pairs_hook=pairs)
+    stripped = text.lstrip()
+    try:
+        value, end = decoder.raw_decode(stripped)
+    except json.JSONDecodeError as exc:
+        try:
+            value, end = decoder.raw_decode(stripped.replace("\\", "\\\\"))
+        except json.JSONDecodeError:
+            raise DecodeError(
+                f"not JSON: {exc.msg} at offset {exc.pos}", failure_type="json_syntax", offset=exc.pos
+            ) from None
+        stripped = stripped.replace("\\", "\\\\")
+        warnings.append(("legacy_unescaped_backslash", "read with backslashes doubled, as Kafka 1.0.1-2.5 retried"))
+    trailing = stripped[end:]
+    if trailing.strip():
+        count = len(trailing.encode("utf-8"))
+        warnings.append(("trailing_bytes", f"{count} bytes after the JSON value were ignored, as Jackson does"))
+    for key in dict.fromkeys(duplicates):
+        warnings.append(("duplicate_key", f"key {key!r} appears more than once; the last value was used"))
+    return Json(value, warnings)
+
+
+def _object(parsed: Json, what: str) -> dict[str, Any]:
+    if not isinstance(parsed.value, dict):
+        raise DecodeError(
+            f"{what} must be a JSON object, found {_json_type(parsed.value)}", failure_type="not_an_object"
+        )
+    return parsed.value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+class Fields:
+    """Typed access to a JSON object that collects every type error before failing (one message)."""
+
+    def __init__(self, obj: dict[str, Any], known: tuple[str, ...] = ()) -> None:
+        self.obj = obj
+        self.errors: list[str] = []
+        self.known = set(known)
+
+    def _get(self, key: str, required: bool) -> Any:
+        self.known.add(key)
+        if key not in self.obj:
+            if required:
+                self.errors.append(f"{key}: missing")
+            return None
+        return self.obj[key]
+
+    def int(self, key: str, required: bool = True) -> int | None:
+        value = self._get(key, required)
+        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        self.errors.append(f"{key}: expected a number, got {_json_type(value)}")
+        return None
+
+    def str(self, key: str, required: bool = True, nullable: bool = False) -> str | None:
+        value = self._get(key, required)
+        if isinstance(value, str) or (value is None and (nullable or not required)):
+            return value
+        self.errors.append(f"{key}: expected a string, got {_json_type(value)}")
+        return None
+
+    def str_ms(self, key: str, required: bool = True) -> int | None:
+        """Milliseconds written as a JSON string (Kafka's ``timestamp``)."""
+        value = self.str(key, required)
+        if value is None:
+            return None
+        if not _DIGITS.match(value):
+            self.errors.append(f"{key}: expected decimal digits in a string, got {value!r}")
+            return None
+        return int(value)
+
+    def int_list(self, key: str, required: bool = True, value: Any = None, label: str | None = None) -> tuple[int, ...]:
+        value = self._get(key, required) if value is None else value
+        if value is None:
+            return ()
+        if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return tuple(value)
+        self.errors.append(f"{label or key}: expected an array of numbers, got {_json_type(value)}")
+        return ()
+
+    def obj_field(self, key: str, required: bool = True) -> dict[str, Any]:
+        value = self._get(key, required)
+        if value is None:
+            return {}
+        if isinstance(value, dict):
+            return value
+        self.errors.append(f"{key}: expected an object, got {_json_type(value)}")
+        return {}
+
+    def list_field(self, key: str, required: bool = True) -> list[Any]:
+        value = self._get(key, required)
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self.errors.append(f"{key}: expected an array, got {_json_type(value)}")
+        return []
+
+    def check(self, what: str) -> None:
+        if self.errors:
+            raise DecodeError(f"{what}: " + "; ".join(self.errors), failure_type="wrong_type")
+
+    def unknown(self) -> list[str]:
+        return sorted(set(self.obj) - self.known)
+
+
+def _warnings(context: DecodeContext, kind: str, parsed: Json | None, extra: list[tuple[str, str]] = ()) -> list[Any]:
+    found = (parsed.warnings if parsed else []) + list(extra)
+    return [DecodeWarning(path=context.path, record_kind=kind, warning=w, detail=d) for w, d in found]
+
+
+def _version_warning(fields: Fields, version: int | None, newest: int, what: str) -> list[tuple[str, str]]:
+    unknown = fields.unknown()
+    if (version is not None and version > newest) or unknown:
+        detail = f"{what} version {version} (newest known {newest})"
+        if unknown:
+            detail += f"; unknown fields kept aside: {', '.join(unknown)}"
+        return [("unknown_version", detail)]
+    return []
+
+
+def _ms(value: int | None) -> datetime | None:
+    return datetime.fromtimestamp(value / 1000, tz=timezone.utc) if value is not None else None
+
+
+def _segments(context: DecodeContext) -> list[str]:
+    return context.relative.split("/")
+
+
+def _sequence(name: str) -> int:
+    digits = name[-10:]
+    return int(digits) if digits.isdigit() else -1
+
+
+Decoder = Callable[[DecodeContext, bytes | None], list[Any]]
+
+
+def _payload(kind: str) -> Callable[[Callable[[DecodeContext, Json], list[Any]]], Decoder]:
+    """Wrap a JSON decoder: empty data is an ``empty_data`` warning (the node is kept, nothing decoded)."""
+
+    def wrap(fn: Callable[[DecodeContext, Json], list[Any]]) -> Decoder:
+        def decode(context: DecodeContext, data: bytes | None) -> list[Any]:
+            if not data:
+                return _warnings(context, kind, None, [("empty_data", "no data where a payload belongs")])
+            return fn(context, load_json(data))
+
+        decode.__name__ = fn.__name__
+        return decode
+
+    return wrap
+
+
+# --- brokers ------------------------------------------------------------------------------------------
+
+
+def parse_endpoint(text: str) -> tuple[str, str, int]:
+    match = _ENDPOINT.match(text)
+    if not match:
+        raise ValueError(text)
+    return match["listener"], match["v6"] or match["host"], int(match["port"])
+
+
+@_payload("kafka_broker")
+def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
+    broker_id_text = _segments(context)[-1]
+    obj = _object(parsed, "a broker registration")
+    f = Fields(obj)
+    version = f.int("version")
+    host = f.str("host", nullable=True)
+    port = f.int("port")
+    jmx_port = f.int("jmx_port", required=False)
+    timestamp = f.str_ms("timestamp", required=False)
+    rack = f.str("rack", required=False)
+    endpoints: list[str] = []
+    protocols: dict[str, str] = {}
+    if version is not None and version >= 2:
+        raw = f._get("endpoints", True)
+        if isinstance(raw, list) and all(isinstance(e, str) for e in raw):
+            endpoints = raw
+        elif raw is not None:
+            f.errors.append(f"endpoints: expected an array of strings, got {_json_type(raw)}")
+        protocol_map = f.obj_field("listener_security_protocol_map", required=False)
+        protocols = {str(k): str(v) for k, v in protocol_map.items()}
+    features = f.obj_field("features", required=False)
+    f.check("broker registration")
+    if version == 1:
+        endpoints = [f"PLAINTEXT://{host}:{port}"] if host is not None else []
+    parsed_endpoints = []
+    for endpoint in endpoints:
+        try:
+            parsed_endpoints.append(parse_endpoint(endpoint))
+        except ValueError:
+            raise DecodeError(
+                f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type="wrong_type"
+            ) from None
+    broker = KafkaBroker(
+        broker_id=int(broker_id_text) if _DIGITS.match(broker_id_text) else -1,
+        alive=True,
+        version=version,
+        host=host,
+        port=port,
+        rack=rack,
+        jmx_port=jmx_port,
+        timestamp_ms=timestamp,
+        registered_at=_ms(timestamp),
+        endpoints=tuple(endpoints),
+        listener_protocols=tuple(f"{name}={protocols.get(name, name)}" for name, _, _ in parsed_endpoints),
+        features=tuple(f"{name}={_range(spec)}" for name, spec in sorted(features.items())),
+        broker_epoch=context.stat.czxid if context.stat is not None else None,
+        session_id=context.stat.ephemeralOwner if context.stat is not None else None,
+    )
+    extra = _version_warning(f, version, 5, "broker registration")
+    return [broker, *_warnings(context, "kafka_broker", parsed, extra)]
+
+
+def _range(spec: Any) -> str:
+    if not isinstance(spec, dict):
+        return str(spec)
+    low = spec.get("min_version", spec.get("min_version_level"))
+    high = spec.get("max_version", spec.get("max_version_level"))
+    return f"{low}..{high}" if low is not None else f"..{high}"
+
+
+# --- topics and partitions ----------------------------------------------------------------------------
+
+
+def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, ...]]:
+    raw = f.obj_field(key, required)
+    out: dict[int, tuple[int, ...]] = {}
+    for partition, replicas in raw.items():
+        if not _DIGITS.match(str(partition)):
+            f.errors.append(f"{key}: partition key {partition!r} is not an integer")
+            continue
+        out[int(partition)] = f.int_list(key, value=replicas, label=f"{key}.{partition}")
+    return out
+
+
+@_payload("kafka_topic")
+def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
+    topic = _segments(context)[-1]
+    f = Fields(_object(parsed, "a topic znode"))
+    version = f.int("version")
+    partitions = _partition_map(f, "partitions", True)
+    adding = _partition_map(f, "adding_replicas", False)
+    removing = _partition_map(f, "removing_replicas", False)
+    topic_id = f.str("topic_id", required=False)
+    f.check("topic znode")
+    if sorted(partitions) != list(range(len(partitions))):
+        raise DecodeError(
+            f"partitions are {sorted(partitions)}, not 0..{len(partitions) - 1}", failure_type="wrong_type"
+        )
+    rows = [
+        KafkaReplicaAssignment(
+            topic=topic,
+            partition=p,
+            replicas=partitions[p],
+            adding_replicas=adding.get(p, ()),
+            removing_replicas=removing.get(p, ()),
+        )
+        for p in sorted(partitions)
+    ]
+    reassigning = [r for r in rows if r.adding_replicas or r.removing_replicas]
+    first = rows[0] if rows else None
+    record = KafkaTopic(
+        topic=topic,
+        version=version or 0,
+        topic_id=topic_id,
+        partition_count=len(rows),
+        replication_factor=len(first.replicas) - len(first.adding_replicas) if first else 0,
+        reassigning_partitions=len(reassigning),
+    )
+    moves = [
+        KafkaReassignment(
+            topic=topic,
+            partition=r.partition,
+            target_replicas=tuple(b for b in r.replicas if b not in r.removing_replicas),
+            source="kip455",
+        )
+        for r in reassigning
+    ]
+    extra = _version_warning(f, version, 3, "topic znode")
+    return [record, *rows, *moves, *_warnings(context, "kafka_topic", parsed, extra)]
+
+
+@_payload("kafka_partition_state")
+def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
+    segments = _segments(context)
+    topic, partition = segments[-4], segments[-2]
+    f = Fields(_object(parsed, "a partition state"))
+    state = KafkaPartitionState(
+        topic=topic,
+        partition=int(partition) if _DIGITS.match(partition) else -1,
+        leader=f.int("leader") or 0,
+        leader_epoch=f.int("leader_epoch") or 0,
+        isr=f.int_list("isr"),
+        controller_epoch=f.int("controller_epoch") or 0,
+        version=f.int("version") or 0,
+        leader_recovery_state=f.int("leader_recovery_state", required=False) or 0,
+        zk_version=context.stat.version if context.stat is not None else None,
+    )
+    f.check("partition state")
+    return [state, *_warnings(context, "kafka_partition_state", parsed, _version_warning(f, state.version, 1, "state"))]
+
+
+# --- controller ---------------------------------------------------------------------------------------
+
+
+def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
+    if not data:
+        return _warnings(context, "kafka_controller", None, [("empty_data", "no data where a payload belongs")])
+    ephemeral = bool(context.stat.ephemeralOwner) if context.stat is not None else True
+    text = data.decode("utf-8", "replace").strip()
+    if _DIGITS.match(text):  # before 0.8.1: the bare broker id
+        controller = KafkaController(
+            broker_id=int(text),
+            version=0,
+            timestamp_ms=None,
+            elected_at=None,
+            kraft_controller_epoch=None,
+            ephemeral=ephemeral,
+        )
+        return [controller, *_warnings(context, "kafka_controller", None, [("legacy_format", "a bare broker id")])]
+    parsed = load_json(data)
+    f = Fields(_object(parsed, "the controller znode"))
+    version = f.int("version")
+    broker_id = f.int("brokerid")
+    timestamp = f.str_ms("timestamp", required=False)
+    kraft_epoch = f.int("kraftControllerEpoch", required=False)
+    f.check("controller znode")
+    controller = KafkaController(
+        broker_id=broker_id if broker_id is not None else -1,
+        version=version or 0,
+        timestamp_ms=timestamp,
+        elected_at=_ms(timestamp),
+        kraft_controller_epoch=kraft_epoch,
+        ephemeral=ephemeral,
+    )
+    extra = _version_warning(f, version, 2, "controller znode")
+    return [controller, *_warnings(context, "kafka_controller", parsed, extra)]
+
+
+def _bare_number(context: DecodeContext, data: bytes | None, kind: str) -> tuple[int | None, list[Any]]:
+    if not data:
+        return None, _warnings(context, kind, None, [("empty_data", "no data where a number belongs")])
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not UTF-8 at offset {exc.start}", failure_type="invalid_utf8", offset=exc.start) from None
+    stripped = text.strip(" \t\r\n")
+    if not _DIGITS.match(stripped):
+        raise DecodeError(f"expected a bare decimal number, got {text[:40]!r}", failure_type="invalid_number")
+    warnings = [("whitespace_trimmed", "whitespace around the number was trimmed")] if stripped != text else []
+    return int(stripped), _warnings(context, kind, None, warnings)
+
+
+def decode_controller_epoch(context: DecodeContext, data: bytes | None) -> list[Any]:
+    epoch, warnings = _bare_number(context, data, "kafka_controller_epoch")
+    if epoch is None:
+        return warnings
+    zk_version = context.stat.version if context.stat is not None else None
+    return [KafkaControllerEpoch(epoch=epoch, zk_version=zk_version), *warnings]
+
+
+# --- configs ------------------------------------------------------------------------------------------
+
+_SENSITIVE = re.compile(r"(password|secret|jaas|credential|token|\.key$)", re.I)
+
+
+def is_sensitive_config(entity_type: str, key: str, value: str) -> bool:
+    """SCRAM credentials, passwords, keys, JAAS configs, and anything that looks like one."""
+    return (
+        key.upper().startswith("SCRAM-")
+        or bool(_SENSITIVE.search(key))
+        or value.startswith("[encrypted]")
+        or "salt=" in value
+    )
+
+
+def _redact(key: str, value: str) -> str:
+    if key.upper().startswith("SCRAM-"):
+        iterations = re.search(r"iterations=(\d+)", value)
+        return f"{REDACTED} (iterations={iterations.group(1)})" if iterations else REDACTED
+    return REDACTED
+
+
+@_payload("kafka_config")
+def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
+    segments = _segments(context)
+    if len(segments) >= 5 and segments[-4] == "users" and segments[-2] == "clients":
+        entity_type, entity_name = "users/clients", f"{segments[-3]}/clients/{segments[-1]}"
+    else:
+        entity_type, entity_name = segments[-2], segments[-1]
+    f = Fields(_object(parsed, "a config znode"))
+    version = f.int("version")
+    config = f.obj_field("config")
+    for key, value in config.items():
+        if not isinstance(value, str):
+            f.errors.append(f"config.{key}: expected a string, got {_json_type(value)}")
+    f.check("config znode")
+    rows = []
+    for key, value in sorted(config.items()):
+        sensitive = is_sensitive_config(entity_type, key, value)
+        shown = value if (context.show_secrets or not sensitive) else _redact(key, value)
+        rows.append(
+            KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=key, value=shown, sensitive=sensitive)
+        )
+    extra = _version_warning(f, version, 1, "config znode")
+    return [*rows, *_warnings(context, "kafka_config", parsed, extra)]
+
+
+def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any]:
+    node = _segments(context)[-1]
+    if not data:
+        return _warnings(context, "kafka_config_change", None, [("empty_data", "no data where a payload belongs")])
+    parsed = load_json(data)
+    if isinstance(parsed.value, str):  # 0.8.1-0.8.2: the JSON string of a topic name
+        change = KafkaConfigChange(node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}")
+        return [change, *_warnings(context, "kafka_config_change", parsed)]
+    f = Fields(_object(parsed, "a config change"))
+    version = f.int("version")
+    # 0.9-0.10.0 wrote entity_type and entity_name; 0.10.1+ writes entity_path
+    path = f"{f.str('entity_type')}/{f.str('entity_name')}" if version == 1 else f.str("entity_path") or ""
+    f.check("config change")
+    change = KafkaConfigChange(node=node, sequence=_sequence(node), version=version or 0, entity_path=path)
+    return [change, *_warnings(context, "kafka_config_change", parsed, _version_warning(f, version, 2, "change"))]
+
+
+# --- ACLs ---------------------------------------------------------------------------------------------
+
+
+def _acl_decoder(pattern_type: str) -> Decoder:
+    @_payload("kafka_acl")
+    def decode_acl(context: DecodeContext, parsed: Json) -> list[Any]:
+        segments = _segments(context)
+        resource_type, resource_name = segments[-2], segments[-1]
+        f = Fields(_object(parsed, "an ACL znode"))
+        version = f.int("version")
+        entries = f.list_field("acls")
+        rows = []
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                f.errors.append(f"acls[{i}]: expected an object, got {_json_type(entry)}")
+                continue
+            e = Fields(entry)
+            values = [e.str(k) for k in ("principal", "permissionType", "operation", "host")]
+            f.errors += [f"acls[{i}].{msg}" for msg in e.errors]
+            if not e.errors:
+                principal, permission, operation, host = (v or "" for v in values)
+                rows.append(
+                    KafkaAcl(
+                        pattern_type=pattern_type,
+                        resource_type=resource_type,
+                        resource_name=resource_name,
+                        principal=principal,
+                        permission_type=permission,
+                        operation=operation,
+                        host=host,
+                    )
+                )
+        f.check("ACL znode")
+        return [*rows, *_warnings(context, "kafka_acl", parsed, _version_warning(f, version, 1, "ACL znode"))]
+
+    return decode_acl
+
+
+def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> list[Any]:
+    node = _segments(context)[-1]
+    try:
+        text = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not UTF-8 at offset {exc.start}", failure_type="invalid_utf8", offset=exc.start) from None
+    resource_type, sep, name = text.partition(":")
+    if not sep:
+        raise DecodeError(f"expected Type:name, got {text[:60]!r}", failure_type="wrong_type")
+    return [
+        KafkaAclChange(
+            node=node,
+            sequence=_sequence(node),
+            pattern_type="LITERAL",
+            resource_type=resource_type.upper(),
+            resource_name=name,
+        )
+    ]
+
+
+@_payload("kafka_acl_change")
+def decode_acl_change_extended(context: DecodeContext, parsed: Json) -> list[Any]:
+    node = _segments(context)[-1]
+    f = Fields(_object(parsed, "an ACL change"))
+    f.int("version")
+    change = KafkaAclChange(
+        node=node,
+        sequence=_sequence(node),
+        pattern_type=f.str("patternType") or "",
+        resource_type=(f.str("resourceType") or "").upper(),
+        resource_name=f.str("name") or "",
+    )
+    f.check("ACL change")
+    return [change, *_warnings(context, "kafka_acl_change", parsed)]
+
+
+# --- admin and notifications --------------------------------------------------------------------------
+
+
+def _topic_partitions(f: Fields, with_replicas: bool) -> list[tuple[str, int, tuple[int, ...]]]:
+    out = []
+    for i, entry in enumerate(f.list_field("partitions")):
+        if not isinstance(entry, dict):
+            f.errors.append(f"partitions[{i}]: expected an object, got {_json_type(entry)}")
+            continue
+        e = Fields(entry)
+        topic, partition = e.str("topic"), e.int("partition")
+        replicas = e.int_list("replicas") if with_replicas else ()
+        f.errors += [f"partitions[{i}].{msg}" for msg in e.errors]
+        if not e.errors:
+            out.append((topic or "", partition or 0, replicas))
+    return out
+
+
+@_payload("kafka_reassignment")
+def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "a reassignment"))
+    f.int("version")
+    rows = [
+        KafkaReassignment(topic=t, partition=p, target_replicas=r, source="admin")
+        for t, p, r in _topic_partitions(f, True)
+    ]
+    f.check("reassignment")
+    return [*rows, *_warnings(context, "kafka_reassignment", parsed)]
+
+
+@_payload("kafka_preferred_election")
+def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "a preferred replica election"))
+    f.int("version", required=False)
+    rows = [KafkaPreferredElection(topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
+    f.check("preferred replica election")
+    return [*rows, *_warnings(context, "kafka_preferred_election", parsed)]
+
+
+def decode_topic_deletion(context: DecodeContext, data: bytes | None) -> list[Any]:
+    marked = context.stat.ctime if context.stat is not None else None
+    return [KafkaTopicDeletion(topic=_segments(context)[-1], marked_ms=marked)]
+
+
+@_payload("kafka_isr_change")
+def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
+    node = _segments(context)[-1]
+    f = Fields(_object(parsed, "an ISR change notification"))
+    f.int("version")
+    rows = [KafkaIsrChange(node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
+    f.check("ISR change notification")
+    return [*rows, *_warnings(context, "kafka_isr_change", parsed)]
+
+
+@_payload("kafka_log_dir_event")
+def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "a log dir event"))
+    f.int("version")
+    event = KafkaLogDirEvent(node=_segments(context)[-1], broker_id=f.int("broker") or -1, event=f.int("event") or 0)
+    f.check("log dir event")
+    return [event, *_warnings(context, "kafka_log_dir_event", parsed)]
+
+
+# --- old consumers ------------------------------------------------------------------------------------
+
+
+@_payload("kafka_consumer_member")
+def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
+    segments = _segments(context)
+    f = Fields(_object(parsed, "a consumer registration"))
+    version = f.int("version", required=False)
+    subscription = f.obj_field("subscription")
+    pattern = f.str("pattern", required=False)
+    timestamp = f.str_ms("timestamp", required=False)
+    f.check("consumer registration")
+    member = KafkaConsumerMember(
+        group=segments[-3],
+        consumer_id=segments[-1],
+        version=version,
+        subscription=tuple(f"{topic}={streams}" for topic, streams in sorted(subscription.items())),
+        pattern=pattern,
+        timestamp_ms=timestamp,
+    )
+    return [member, *_warnings(context, "kafka_consumer_member", parsed)]
+
+
+def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[Any]:
+    segments = _segments(context)
+    try:
+        owner = (data or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not UTF-8 at offset {exc.start}", failure_type="invalid_utf8", offset=exc.start) from None
+    partition = segments[-1]
+    return [
+        KafkaConsumerOwner(
+            group=segments[-4],
+            topic=segments[-2],
+            partition=int(partition) if _DIGITS.match(partition) else -1,
+            owner_thread=owner,
+        )
+    ]
+
+
+def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[Any]:
+    segments = _segments(context)
+    offset, warnings = _bare_number(context, data, "kafka_consumer_offset")
+    if offset is None:
+        return warnings
+    partition = segments[-1]
+    row = KafkaConsumerOffset(
+        group=segments[-4],
+        topic=segments[-2],
+        partition=int(partition) if _DIGITS.match(partition) else -1,
+        offset=offset,
+    )
+    return [row, *warnings]
+
+
+# --- cluster-wide -------------------------------------------------------------------------------------
+
+
+@_payload("kafka_cluster_id")
+def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "the cluster id"))
+    record = KafkaClusterId(cluster_id=f.str("id") or "", version=f.str("version") or "")
+    f.check("cluster id")
+    return [record, *_warnings(context, "kafka_cluster_id", parsed)]
+
+
+@_payload("kafka_producer_id_block")
+def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "the producer id block"))
+    version = f.int("version")
+    broker = f.int("broker")
+    start, end = f.str_ms("block_start"), f.str_ms("block_end")
+    f.check("producer id block")
+    block = KafkaProducerIdBlock(
+        version=version or 0, broker_id=broker if broker is not None else -1, block_start=start or 0, block_end=end or 0
+    )
+    return [block, *_warnings(context, "kafka_producer_id_block", parsed)]
+
+
+@_payload("kafka_feature")
+def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "the feature znode"))
+    version = f.int("version")
+    status = f.int("status")
+    features = f.obj_field("features", required=False)
+    f.check("feature znode")
+    record = KafkaFeature(
+        version=version or 0,
+        status="Enabled" if status == 1 else "Disabled",
+        finalized_features=tuple(f"{name}={_range(spec)}" for name, spec in sorted(features.items())),
+    )
+    return [record, *_warnings(context, "kafka_feature", parsed, _version_warning(f, version, 2, "feature znode"))]
+
+
+@_payload("kafka_migration")
+def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "the migration znode"))
+    values = [
+        f.int(k)
+        for k in (
+            "version",
+            "kraft_metadata_offset",
+            "kraft_controller_id",
+            "kraft_metadata_epoch",
+            "kraft_controller_epoch",
+        )
+    ]
+    f.check("migration znode")
+    version, offset, controller, metadata_epoch, controller_epoch = (v if v is not None else -1 for v in values)
+    record = KafkaMigration(
+        version=version,
+        kraft_metadata_offset=offset,
+        kraft_controller_id=controller,
+        kraft_metadata_epoch=metadata_epoch,
+        kraft_controller_epoch=controller_epoch,
+        zk_version=context.stat.version if context.stat is not None else None,
+        modified_ms=context.stat.mtime if context.stat is not None else None,
+    )
+    return [record, *_warnings(context, "kafka_migration", parsed)]
+
+
+@_payload("kafka_delegation_token")
+def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
+    f = Fields(_object(parsed, "a delegation token"))
+    token = KafkaDelegationToken(
+        token_id=_segments(context)[-1],
+        owner=f.str("owner", required=False) or "",
+        expiry_ms=f.int("expiryTimestamp", required=False),
+        max_ms=f.int("maxTimestamp", required=False),
+    )
+    f.check("delegation token")
+    return [token]  # renewers, requester and issue time are not exported: token metadata only
+
+
+def register(registry: Any = REGISTRY) -> None:
+    r = registry.register
+    r(KAFKA, "brokers/ids/*", "kafka_broker", decode_broker, lambda rs: _broker_summary(rs[0]))
+    r(KAFKA, "brokers/topics/*", "kafka_topic", decode_topic, lambda rs: _topic_summary(rs[0]))
+    r(
+        KAFKA,
+        "brokers/topics/*/partitions/*/state",
+        "kafka_partition_state",
+        decode_partition_state,
+        lambda rs: _state_summary(rs[0]),
+    )
+    r(KAFKA, "controller", "kafka_controller", decode_controller, lambda rs: _controller_summary(rs[0]))
+    r(
+        KAFKA,
+        "controller_epoch",
+        "kafka_controller_epoch",
+        decode_controller_epoch,
+        lambda rs: f"epoch {rs[0].epoch}" if isinstance(rs[0], KafkaControllerEpoch) else rs[0].warning,
+    )
+    for pattern in (
+        "config/topics/*",
+        "config/clients/*",
+        "config/users/*",
+        "config/users/*/clients/*",
+        "config/brokers/*",
+        "config/ips/*",
+    ):
+        r(KAFKA, pattern, "kafka_config", decode_config, _config_summary)
+    r(
+        KAFKA,
+        "config/changes/*",
+        "kafka_config_change",
+        decode_config_change,
+        lambda rs: f"change of {rs[0].entity_path}" if isinstance(rs[0], KafkaConfigChange) else rs[0].warning,
+    )
+    r(KAFKA, "kafka-acl/*/*", "kafka_acl", _acl_decoder("LITERAL"), _acl_summary)
+    r(KAFKA, "kafka-acl-extended/prefixed/*/*", "kafka_acl", _acl_decoder("PREFIXED"), _acl_summary)
+    r(
+        KAFKA,
+        "kafka-acl-changes/*",
+        "kafka_acl_change",
+        decode_acl_change_literal,
+        lambda rs: f"{rs[0].resource_type}:{rs[0].resource_name}",
+    )
+    r(
+        KAFKA,
+        "kafka-acl-extended-changes/*",
+        "kafka_acl_change",
+        decode_acl_change_extended,
+        lambda rs: f"{rs[0].pattern_type} {rs[0].resource_type}:{rs[0].resource_name}",
+    )
+    r(
+        KAFKA,
+        "admin/reassign_partitions",
+        "kafka_reassignment",
+        decode_admin_reassignment,
+        lambda rs: f"{sum(isinstance(x, KafkaReassignment) for x in rs)} partitions to move",
+    )
+    r(
+        KAFKA,
+        "admin/preferred_replica_election",
+        "kafka_preferred_election",
+        decode_preferred_election,
+        lambda rs: f"{sum(isinstance(x, KafkaPreferredElection) for x in rs)} partitions",
+    )
+    r(KAFKA, "admin/delete_topics/*", "kafka_topic_deletion", decode_topic_deletion, lambda rs: "marked for deletion")
+    r(
+        KAFKA,
+        "isr_change_notification/*",
+        "kafka_isr_change",
+        decode_isr_change,
+        lambda rs: f"{sum(isinstance(x, KafkaIsrChange) for x in rs)} ISR changes pending",
+    )
+    r(
+        KAFKA,
+        "log_dir_event_notification/*",
+        "kafka_log_dir_event",
+        decode_log_dir_event,
+        lambda rs: f"log dir failure on broker {rs[0].broker_id}",
+    )
+    r(
+        KAFKA,
+        "consumers/*/ids/*",
+        "kafka_consumer_member",
+        decode_consumer_member,
+        lambda rs: f"{rs[0].pattern or 'static'} {', '.join(rs[0].subscription)}",
+    )
+    r(KAFKA, "consumers/*/owners/*/*", "kafka_consumer_owner", decode_consumer_owner, lambda rs: rs[0].owner_thread)
+    r(
+        KAFKA,
+        "consumers/*/offsets/*/*",
+        "kafka_consumer_offset",
+        decode_consumer_offset,
+        lambda rs: f"offset {rs[0].offset}" if isinstance(rs[0], KafkaConsumerOffset) else rs[0].warning,
+    )
+    r(KAFKA, "cluster/id", "kafka_cluster_id", decode_cluster_id, lambda rs: f"cluster {rs[0].cluster_id}")
+    r(
+        KAFKA,
+        "latest_producer_id_block",
+        "kafka_producer_id_block",
+        decode_producer_id_block,
+        lambda rs: f"ids {rs[0].block_start}..{rs[0].block_end} (broker {rs[0].broker_id})",
+    )
+    r(KAFKA, "feature", "kafka_feature", decode_feature, lambda rs: f"features {rs[0].status}")
+    r(
+        KAFKA,
+        "migration",
+        "kafka_migration",
+        decode_migration,
+        lambda rs: f"migrated to KRaft (controller {rs[0].kraft_controller_id})",
+    )
+    r(
+        KAFKA,
+        "delegation_token/tokens/*",
+        "kafka_delegation_token",
+        decode_delegation_token,
+        lambda rs: "token (metadata only)",
+    )
+
+
+def _broker_summary(b: Any) -> str:
+    if not isinstance(b, KafkaBroker):
+        return str(getattr(b, "warning", ""))
+    where = f" rack {b.rack}" if b.rack else ""
+    return f"v{b.version} {', '.join(b.endpoints)}{where}"
+
+
+def _topic_summary(t: Any) -> str:
+    if not isinstance(t, KafkaTopic):
+        return str(getattr(t, "warning", ""))
+    moving = f", {t.reassigning_partitions} reassigning" if t.reassigning_partitions else ""
+    return f"{t.partition_count} partitions x{t.replication_factor}{moving}"
+
+
+def _state_summary(s: Any) -> str:
+    if not isinstance(s, KafkaPartitionState):
+        return str(getattr(s, "warning", ""))
+    leader = "no leader" if s.leader == -1 else f"leader {s.leader}"
+    return f"{leader} epoch {s.leader_epoch} isr {list(s.isr)}"
+
+
+def _controller_summary(c: Any) -> str:
+    if not isinstance(c, KafkaController):
+        return str(getattr(c, "warning", ""))
+    kraft = " (KRaft controller)" if c.kraft_controller_epoch is not None and c.kraft_controller_epoch >= 0 else ""
+    return f"broker {c.broker_id}{kraft}"
+
+
+def _config_summary(rows: list[Any]) -> str:
+    configs = [r for r in rows if isinstance(r, KafkaConfig)]
+    hidden = sum(r.sensitive for r in configs)
+    return f"{len(configs)} settings" + (f" ({hidden} redacted)" if hidden else "")
+
+
+def _acl_summary(rows: list[Any]) -> str:
+    return f"{sum(isinstance(r, KafkaAcl) for r in rows)} ACLs"
+
+
+register()
