@@ -198,7 +198,7 @@ def _stderr_console() -> Any:
 
 def _warn_about(others: list[Any]) -> int:
     """Report unreadable and undecodable znodes on stderr, one line each; return how many."""
-    from .records import DecodeFailure, Unreadable
+    from .records import DecodeFailure, DecodeWarning, Unreadable
 
     count = 0
     for record in others:
@@ -210,6 +210,8 @@ def _warn_about(others: list[Any]) -> int:
                 f"zkstorm: warning: {record.path}: cannot decode {record.record_kind}: {record.reason}", err=True
             )
             count += 1
+        elif isinstance(record, DecodeWarning):  # decoded the way Kafka would; worth a look, not a failure
+            click.echo(f"zkstorm: note: {record.path}: {record.warning}: {record.detail}", err=True)
     return count
 
 
@@ -723,6 +725,275 @@ def storm_roots_command(settings: Settings, fmt: str, as_json: bool) -> None:
         for root in storm_roots(session):
             rows.append(StormRoot(root=root, num_topologies=len(session.get_children(f"{root}/storms"))))
     _emit_view(settings, "json" if as_json else fmt, rows, StormRoot, [])
+
+
+# --- Kafka --------------------------------------------------------------------------------------------
+
+
+def _kafka_state(settings: Settings) -> Any:
+    from .collect import collect_kafka
+
+    with settings.session() as session:
+        return collect_kafka(session, settings.roots().kafka[0], show_secrets=settings.show_secrets)
+
+
+def _all_brokers(state: Any) -> list[Any]:
+    """Registered brokers, plus the ones replica lists still name: those are dead or decommissioned."""
+    from .records import KafkaBroker
+
+    rows = list(state.brokers)
+    known = {b.broker_id for b in rows}
+    named = {b for a in state.assignments for b in a.replicas}
+    for broker_id in sorted((named | state.registered) - known):
+        rows.append(
+            KafkaBroker(
+                broker_id=broker_id,
+                alive=broker_id in state.registered,
+                version=None,
+                host=None,
+                port=None,
+                rack=None,
+                jmx_port=None,
+                timestamp_ms=None,
+                registered_at=None,
+                endpoints=(),
+                listener_protocols=(),
+                features=(),
+                broker_epoch=None,
+                session_id=None,
+            )
+        )
+    return sorted(rows, key=lambda b: b.broker_id)
+
+
+def _other(state: Any, kind: type) -> list[Any]:
+    return [r for r in state.other if isinstance(r, kind)]
+
+
+_DEFAULT_MIN_ISR = click.option(
+    "--default-min-isr",
+    type=click.IntRange(1),
+    default=None,
+    help="The brokers' min.insync.replicas (server.properties is not in ZooKeeper; else 1 is assumed).",
+)
+
+
+@cli.group()
+def kafka() -> None:
+    """Kafka views: brokers, topics, partitions, controller, configs, ACLs, reassignments, consumers, health."""
+
+
+@kafka.command("brokers")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_brokers(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Registered brokers, and unregistered ones still named in replica lists (alive = no)."""
+    from .records import KafkaBroker
+
+    state = _kafka_state(settings)
+    columns = ["broker_id", "alive", "host", "port", "rack", "version", "registered_at", "endpoints"]
+    _emit_view(settings, "json" if as_json else fmt, _all_brokers(state), KafkaBroker, state.problems, columns)
+
+
+@kafka.command("topics")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_topics(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every topic: partitions, replication factor, topic id, reassignments in flight."""
+    from .records import KafkaTopic
+
+    state = _kafka_state(settings)
+    rows = sorted(state.topics, key=lambda t: t.topic)
+    columns = ["topic", "partition_count", "replication_factor", "reassigning_partitions", "version", "topic_id"]
+    _emit_view(settings, "json" if as_json else fmt, rows, KafkaTopic, state.problems, columns)
+
+
+@kafka.command("partitions")
+@click.option("--topic", "-t", default=None, help="Only this topic.")
+@click.option("--offline", is_flag=True, help="Only partitions without a live leader.")
+@click.option("--under-replicated", is_flag=True, help="Only partitions whose ISR is smaller than their replicas.")
+@click.option("--under-min-isr", is_flag=True, help="Only partitions below min.insync.replicas (or leaderless).")
+@_DEFAULT_MIN_ISR
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_partitions_command(
+    settings: Settings,
+    topic: str | None,
+    offline: bool,
+    under_replicated: bool,
+    under_min_isr: bool,
+    default_min_isr: int | None,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Partitions with leader, ISR and health as kafka-topics --describe would judge them."""
+    from .health import kafka_partitions
+    from .records import KafkaPartition
+
+    state = _kafka_state(settings)
+    rows = kafka_partitions(state, default_min_isr)
+    if topic is not None:
+        rows = [p for p in rows if p.topic == topic]
+    if offline:
+        rows = [p for p in rows if p.offline]
+    if under_replicated:
+        rows = [p for p in rows if p.under_replicated]
+    if under_min_isr:
+        rows = [p for p in rows if p.under_min_isr]
+    columns = [
+        "topic",
+        "partition",
+        "leader",
+        "isr",
+        "replicas",
+        "health",
+        "min_isr",
+        "leader_epoch",
+        "adding_replicas",
+        "removing_replicas",
+    ]
+    _emit_view(settings, "json" if as_json else fmt, rows, KafkaPartition, state.problems, columns)
+
+
+@kafka.command("controller")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_controller(settings: Settings, fmt: str, as_json: bool) -> None:
+    """The active controller and the controller epoch."""
+    from .errors import NotFoundError
+    from .records import KafkaController
+
+    state = _kafka_state(settings)
+    if state.controller is None:
+        raise NotFoundError("no /controller znode: an election is in progress, or no broker is alive")
+    epoch = state.controller_epoch.epoch if state.controller_epoch else "?"
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        [state.controller],
+        KafkaController,
+        state.problems,
+        title=f"controller epoch {epoch}",
+    )
+
+
+@kafka.command("configs")
+@click.option("--type", "entity_type", default=None, help="topics, brokers, users, clients, ips or users/clients.")
+@click.option("--name", "entity_name", default=None, help="Only this entity.")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_configs(
+    settings: Settings, entity_type: str | None, entity_name: str | None, fmt: str, as_json: bool
+) -> None:
+    """Dynamic configs and overrides; SCRAM credentials and passwords redacted unless --show-secrets."""
+    from .records import KafkaConfig
+
+    state = _kafka_state(settings)
+    rows = [
+        c
+        for c in state.configs
+        if (entity_type is None or c.entity_type == entity_type)
+        and (entity_name is None or c.entity_name == entity_name)
+    ]
+    _emit_view(settings, "json" if as_json else fmt, rows, KafkaConfig, state.problems)
+
+
+@kafka.command("acls")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_acls(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every ACL, literal and prefixed."""
+    from .records import KafkaAcl
+
+    state = _kafka_state(settings)
+    rows = sorted(_other(state, KafkaAcl), key=lambda a: (a.resource_type, a.resource_name, a.principal, a.operation))
+    _emit_view(settings, "json" if as_json else fmt, rows, KafkaAcl, state.problems)
+
+
+@kafka.command("reassignments")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_reassignments(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Partitions being moved (KIP-455 in the topic znodes, or the legacy admin znode)."""
+    from .records import KafkaReassignment
+
+    state = _kafka_state(settings)
+    rows = sorted(state.reassignments, key=lambda r: (r.topic, r.partition))
+    _emit_view(settings, "json" if as_json else fmt, rows, KafkaReassignment, state.problems)
+
+
+@kafka.command("consumers")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Old (ZooKeeper-based) consumer groups: committed offsets; members and owners too in JSON."""
+    from .records import KafkaConsumerMember, KafkaConsumerOffset, KafkaConsumerOwner
+
+    state = _kafka_state(settings)
+    offsets: list[Any] = sorted(_other(state, KafkaConsumerOffset), key=lambda o: (o.group, o.topic, o.partition))
+    fmt = "json" if as_json else fmt
+    if fmt in ("json", "jsonl"):
+        offsets = [*_other(state, KafkaConsumerMember), *_other(state, KafkaConsumerOwner), *offsets]
+    live = sorted({m.group for m in _other(state, KafkaConsumerMember)})
+    _emit_view(
+        settings,
+        fmt,
+        offsets,
+        KafkaConsumerOffset,
+        state.problems,
+        title=f"old consumer groups; live: {', '.join(live) or 'none'}",
+    )
+
+
+@kafka.command("health")
+@click.option("--check", is_flag=True, help="Exit 6 when any finding is at error level (Nagios-style).")
+@_DEFAULT_MIN_ISR
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, fmt: str, as_json: bool) -> None:
+    """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
+    lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration."""
+    from .health import kafka_findings, kafka_partitions
+    from .records import KafkaFinding
+
+    state = _kafka_state(settings)
+    findings = kafka_findings(state, kafka_partitions(state, default_min_isr), int(time.time() * 1000))
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: (order.get(f.level, 3), f.kind, f.topic or "", f.partition or 0))
+    _emit_view(
+        settings,
+        "json" if as_json else fmt,
+        findings,
+        KafkaFinding,
+        state.problems,
+        ["level", "kind", "detail"],
+        title=f"{len(findings)} findings under {state.root}",
+    )
+    if check and any(f.level == "error" for f in findings):
+        sys.exit(ExitCode.UNHEALTHY)
+
+
+@kafka.command("roots")
+@_format_option("table", "json", "jsonl", "csv", default="table")
+@click.pass_obj
+def kafka_roots_command(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every Kafka chroot on the ensemble (nodes that hold brokers/ids or brokers/topics)."""
+    from .collect import kafka_roots
+    from .errors import NotFoundError
+    from .paths import join
+    from .records import KafkaRoot
+
+    rows = []
+    with settings.session() as session:
+        for root in kafka_roots(session):
+            counts = []
+            for sub in ("brokers/ids", "brokers/topics"):
+                try:
+                    counts.append(len(session.get_children(join(root, sub))))
+                except NotFoundError:
+                    counts.append(0)
+            rows.append(KafkaRoot(root=root, brokers=counts[0], topics=counts[1]))
+    _emit_view(settings, "json" if as_json else fmt, rows, KafkaRoot, [])
 
 
 # --- sandbox ------------------------------------------------------------------------------------------

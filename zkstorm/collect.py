@@ -15,8 +15,27 @@ from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm
 from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
 from .errors import DecodeError, NotFoundError, UsageError
-from .paths import DEFAULT_ROOTS, Roots
-from .records import DecodeFailure, StormTopology, Unreadable, Znode
+from .health import KafkaState
+from .paths import DEFAULT_ROOTS, Roots, relative_to
+from .records import (
+    DecodeFailure,
+    DecodeWarning,
+    KafkaBroker,
+    KafkaConfig,
+    KafkaController,
+    KafkaControllerEpoch,
+    KafkaIsrChange,
+    KafkaLogDirEvent,
+    KafkaMigration,
+    KafkaPartitionState,
+    KafkaReassignment,
+    KafkaReplicaAssignment,
+    KafkaTopic,
+    KafkaTopicDeletion,
+    StormTopology,
+    Unreadable,
+    Znode,
+)
 from .zk import Denied, RawNode, ReadOnlySession, WalkStats
 
 
@@ -172,3 +191,88 @@ def storm_roots(session: ReadOnlySession, max_depth: int = 4) -> list[str]:
             if name in ("storms", "assignments"):
                 parents.setdefault(parent or "/", set()).add(name)
     return sorted(p for p, names in parents.items() if names == {"storms", "assignments"})
+
+
+# --- Kafka --------------------------------------------------------------------------------------------
+
+# Kafka's top-level znodes (kafka.md §2). A Kafka cluster at "/" shares the ensemble with other systems,
+# so the walk visits these and nothing else.
+KAFKA_TOP_LEVEL = (
+    "brokers",
+    "controller",
+    "controller_epoch",
+    "admin",
+    "config",
+    "cluster",
+    "consumers",
+    "kafka-acl",
+    "kafka-acl-changes",
+    "kafka-acl-extended",
+    "kafka-acl-extended-changes",
+    "isr_change_notification",
+    "log_dir_event_notification",
+    "latest_producer_id_block",
+    "feature",
+    "migration",
+    "delegation_token",
+)
+
+
+def collect_kafka(
+    session: ReadOnlySession, root: str, *, show_secrets: bool = False, stats: WalkStats | None = None
+) -> KafkaState:
+    """One walk of a Kafka root, its records sorted into a ``KafkaState`` for the views and health rules."""
+    from .paths import join
+
+    roots = Roots(storm=(), kafka=(root,))
+    state = KafkaState(root=root)
+    sinks: dict[type, Any] = {
+        KafkaBroker: state.brokers.append,
+        KafkaReplicaAssignment: state.assignments.append,
+        KafkaPartitionState: lambda r: state.states.__setitem__((r.topic, r.partition), r),
+        KafkaConfig: state.configs.append,
+        KafkaTopicDeletion: lambda r: state.deletions.__setitem__(r.topic, r),
+        KafkaReassignment: state.reassignments.append,
+        KafkaLogDirEvent: state.log_dir_events.append,
+        KafkaIsrChange: state.isr_changes.append,
+        KafkaTopic: state.topics.append,
+    }
+    for top in KAFKA_TOP_LEVEL:
+        try:
+            for item in session.walk(join(root, top), stats=stats):
+                if isinstance(item, Denied):
+                    state.problems.append(Unreadable(path=item.path, reason=item.reason))
+                    continue
+                _, records = decode_node(item, roots=roots, show_secrets=show_secrets)
+                rel = relative_to(item.path, root) or ""
+                parts = rel.split("/")
+                if len(parts) == 3 and parts[:2] == ["brokers", "ids"] and parts[2].lstrip("-").isdigit():
+                    state.registered.add(int(parts[2]))  # a live session, decodable or not
+                for record in records:
+                    kind = type(record)
+                    if kind in sinks:
+                        sinks[kind](record)
+                    elif kind is KafkaController:
+                        state.controller = record
+                    elif kind is KafkaControllerEpoch:
+                        state.controller_epoch = record
+                    elif kind is KafkaMigration:
+                        state.migration = record
+                    elif kind in (DecodeFailure, DecodeWarning):
+                        state.problems.append(record)
+                        if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
+                            state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
+                    else:
+                        state.other.append(record)
+        except NotFoundError:
+            continue
+    return state
+
+
+def kafka_roots(session: ReadOnlySession, max_depth: int = 5) -> list[str]:
+    """Every znode holding ``brokers/ids`` or ``brokers/topics``: the Kafka chroots on this ensemble."""
+    found = set()
+    for item in session.walk("/", max_depth=max_depth):
+        if isinstance(item, RawNode) and (item.path.endswith("/brokers/ids") or item.path.endswith("/brokers/topics")):
+            found.add(item.path.rsplit("/", 2)[0] or "/")
+    return sorted(found)

@@ -4,8 +4,26 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
-from .records import StormWorker
+from .records import (
+    KafkaBroker,
+    KafkaConfig,
+    KafkaController,
+    KafkaControllerEpoch,
+    KafkaFinding,
+    KafkaIsrChange,
+    KafkaLogDirEvent,
+    KafkaMigration,
+    KafkaPartition,
+    KafkaPartitionState,
+    KafkaReassignment,
+    KafkaReplicaAssignment,
+    KafkaTopic,
+    KafkaTopicDeletion,
+    StormWorker,
+)
 
 
 def with_heartbeat_age(workers: Iterable[StormWorker], now_secs: float, stale_after_secs: float) -> list[StormWorker]:
@@ -19,3 +37,317 @@ def with_heartbeat_age(workers: Iterable[StormWorker], now_secs: float, stale_af
         age = max(0, int(now_secs - worker.time_secs))
         out.append(dataclasses.replace(worker, age_secs=age, stale=age > stale_after_secs))
     return out
+
+
+# --- Kafka (kafka.md §3.5; the rules of kafka-topics.sh --describe, from ZooKeeper alone) ---------------
+
+ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible in ZooKeeper
+
+
+@dataclass
+class KafkaState:
+    """Everything one walk of a Kafka root produced, sorted by kind, for the health rules."""
+
+    root: str
+    brokers: list[KafkaBroker] = field(default_factory=list)
+    registered: set[int] = field(default_factory=set)  # children of brokers/ids, decodable or not
+    assignments: list[KafkaReplicaAssignment] = field(default_factory=list)
+    states: dict[tuple[str, int], KafkaPartitionState] = field(default_factory=dict)
+    unreadable_states: dict[tuple[str, int], str] = field(default_factory=dict)
+    configs: list[KafkaConfig] = field(default_factory=list)
+    deletions: dict[str, KafkaTopicDeletion] = field(default_factory=dict)
+    controller: KafkaController | None = None
+    controller_epoch: KafkaControllerEpoch | None = None
+    migration: KafkaMigration | None = None
+    reassignments: list[KafkaReassignment] = field(default_factory=list)
+    log_dir_events: list[KafkaLogDirEvent] = field(default_factory=list)
+    isr_changes: list[KafkaIsrChange] = field(default_factory=list)
+    topics: list[KafkaTopic] = field(default_factory=list)
+    other: list[Any] = field(default_factory=list)
+    problems: list[Any] = field(default_factory=list)
+
+
+def min_isr_resolver(state: KafkaState, stated_default: int | None) -> Any:
+    """topic → (min.insync.replicas, source): topic override, dynamic cluster default, stated, assumed."""
+    overrides = {
+        c.entity_name: c.value for c in state.configs if c.entity_type == "topics" and c.key == "min.insync.replicas"
+    }
+    cluster = next(
+        (
+            c.value
+            for c in state.configs
+            if c.entity_type == "brokers" and c.entity_name == "<default>" and c.key == "min.insync.replicas"
+        ),
+        None,
+    )
+    if cluster is not None and cluster.isdigit():
+        default = (int(cluster), "dynamic_cluster_default")
+    elif stated_default is not None:
+        default = (stated_default, "stated_default")
+    else:
+        default = (ASSUMED_MIN_ISR, "assumed_kafka_default")
+
+    def resolve(topic: str) -> tuple[int, str]:
+        value = overrides.get(topic)
+        return (int(value), "topic_override") if value is not None and value.isdigit() else default
+
+    return resolve
+
+
+def kafka_partitions(state: KafkaState, stated_default_min_isr: int | None = None) -> list[KafkaPartition]:
+    resolve = min_isr_resolver(state, stated_default_min_isr)
+    rows = []
+    for a in sorted(state.assignments, key=lambda a: (a.topic, a.partition)):
+        key = (a.topic, a.partition)
+        min_isr, source = resolve(a.topic)
+        pending = a.topic in state.deletions
+        s = state.states.get(key)
+        if s is None and key in state.unreadable_states:
+            rows.append(
+                KafkaPartition(
+                    topic=a.topic,
+                    partition=a.partition,
+                    replicas=a.replicas,
+                    adding_replicas=a.adding_replicas,
+                    removing_replicas=a.removing_replicas,
+                    leader=None,
+                    leader_epoch=None,
+                    isr=(),
+                    controller_epoch=None,
+                    zk_version=None,
+                    leader_recovery_state=None,
+                    offline=None,
+                    under_replicated=None,
+                    under_min_isr=None,
+                    at_min_isr=None,
+                    preferred_leader=None,
+                    min_isr=min_isr,
+                    min_isr_source=source,
+                    pending_deletion=pending,
+                    health="unknown",
+                )
+            )
+            continue
+        leader = s.leader if s is not None else -1  # no state znode: no leader (missing_node)
+        isr = s.isr if s is not None else ()
+        rf = len(a.replicas) - len(a.adding_replicas) if a.adding_replicas else len(a.replicas)
+        offline = leader == -1 or leader not in state.registered
+        under_replicated = len(isr) < rf
+        under_min_isr = leader == -1 or len(isr) < min_isr
+        at_min_isr = leader >= 0 and len(isr) == min_isr
+        preferred = leader < 0 or not a.replicas or leader == a.replicas[0]
+        health = (
+            "offline"
+            if offline
+            else "under_min_isr"
+            if under_min_isr
+            else "under_replicated"
+            if under_replicated
+            else "ok"
+        )
+        rows.append(
+            KafkaPartition(
+                topic=a.topic,
+                partition=a.partition,
+                replicas=a.replicas,
+                adding_replicas=a.adding_replicas,
+                removing_replicas=a.removing_replicas,
+                leader=leader,
+                leader_epoch=s.leader_epoch if s else None,
+                isr=isr,
+                controller_epoch=s.controller_epoch if s else None,
+                zk_version=s.zk_version if s else None,
+                leader_recovery_state=s.leader_recovery_state if s else None,
+                offline=offline,
+                under_replicated=under_replicated,
+                under_min_isr=under_min_isr,
+                at_min_isr=at_min_isr,
+                preferred_leader=preferred,
+                min_isr=min_isr,
+                min_isr_source=source,
+                pending_deletion=pending,
+                health=health,
+            )
+        )
+    return rows
+
+
+def kraft_migrated(state: KafkaState) -> bool:
+    """A finalized (or stalled) migration: /migration exists and no ZooKeeper broker is registered."""
+    return state.migration is not None and not state.registered
+
+
+def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: int) -> list[KafkaFinding]:
+    out: list[KafkaFinding] = []
+
+    def add(
+        kind: str,
+        level: str,
+        detail: str,
+        topic: str | None = None,
+        partition: int | None = None,
+        broker_id: int | None = None,
+    ) -> None:
+        out.append(
+            KafkaFinding(kind=kind, level=level, topic=topic, partition=partition, broker_id=broker_id, detail=detail)
+        )
+
+    controller = state.controller
+    if state.migration is not None:
+        m = state.migration
+        age = _age(now_ms - m.modified_ms) if m.modified_ms else "an unknown time"
+        if kraft_migrated(state):
+            add(
+                "kraft_migration",
+                "warning",
+                f"the cluster migrated to KRaft: /migration was last written {age} ago by KRaft controller "
+                f"{m.kraft_controller_id} and no ZooKeeper broker is registered, so this ZooKeeper data is history, "
+                f"not the live state; read the cluster from its KRaft controllers",
+                broker_id=m.kraft_controller_id,
+            )
+            return out  # partition facts from a frozen copy are not current: report none of them
+        add(
+            "kraft_migration",
+            "info",
+            f"a ZooKeeper to KRaft migration is under way (KRaft controller {m.kraft_controller_id}, "
+            f"last dual write {age} ago)",
+            broker_id=m.kraft_controller_id,
+        )
+    if controller is None:
+        if state.registered:
+            add("missing_controller", "error", "no /controller znode: a controller election is in progress or stuck")
+    elif controller.broker_id not in state.registered and not (controller.kraft_controller_epoch or -1) >= 0:
+        add(
+            "controller_not_registered",
+            "error",
+            f"/controller names broker {controller.broker_id}, which is not registered",
+            broker_id=controller.broker_id,
+        )
+
+    for p in partitions:
+        where = f"{p.topic}-{p.partition}"
+        if p.health == "unknown":
+            add(
+                "unknown_partition_state",
+                "warning",
+                f"{where}: its state znode cannot be decoded ({state.unreadable_states.get((p.topic, p.partition))}); "
+                "its health is unknown",
+                p.topic,
+                p.partition,
+            )
+            continue
+        deleting = " (the topic is being deleted)" if p.pending_deletion else ""
+        if p.offline:
+            last = ", ".join(str(b) for b in p.isr) or "none"
+            dead = [b for b in p.isr if b not in state.registered]
+            why = (
+                (
+                    f"its last ISR member{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
+                    f"{'are' if len(dead) > 1 else 'is'} not registered (dead)"
+                )
+                if dead
+                else f"last ISR [{last}]"
+            )
+            leader = "no leader" if p.leader == -1 else f"leader {p.leader} is not registered"
+            add(
+                "offline_partition",
+                "error",
+                f"{where} is offline: {leader}; {why}{deleting}",
+                p.topic,
+                p.partition,
+                dead[0] if dead else None,
+            )
+        if p.under_replicated:
+            rf = len(p.replicas) - len(p.adding_replicas)
+            add(
+                "under_replicated",
+                "warning",
+                f"{where}: ISR {list(p.isr)} holds {len(p.isr)} of {rf} replicas{deleting}",
+                p.topic,
+                p.partition,
+            )
+        if p.under_min_isr:
+            cause = "no leader" if p.leader == -1 else f"ISR {len(p.isr)} < min.insync.replicas {p.min_isr}"
+            add(
+                "under_min_isr",
+                "error",
+                f"{where}: {cause} ({_source(p.min_isr_source)}): acks=all producers fail{deleting}",
+                p.topic,
+                p.partition,
+            )
+        elif p.at_min_isr:
+            add(
+                "at_min_isr",
+                "warning",
+                f"{where}: ISR {len(p.isr)} == min.insync.replicas {p.min_isr} ({_source(p.min_isr_source)}): "
+                "one more lost replica stops acks=all producers",
+                p.topic,
+                p.partition,
+            )
+        if p.preferred_leader is False:
+            add(
+                "preferred_leader_imbalance",
+                "info",
+                f"{where}: led by {p.leader}, preferred leader is {p.replicas[0]}",
+                p.topic,
+                p.partition,
+                p.leader,
+            )
+        strangers = [b for b in p.isr if b not in p.replicas]
+        if strangers:
+            add(
+                "isr_not_in_replicas",
+                "error",
+                f"{where}: ISR members {strangers} are not replicas",
+                p.topic,
+                p.partition,
+            )
+        unregistered = [b for b in p.replicas if b not in state.registered]
+        if unregistered:
+            add(
+                "unregistered_replicas",
+                "warning",
+                f"{where}: replica{'s' if len(unregistered) > 1 else ''} {unregistered} not registered",
+                p.topic,
+                p.partition,
+                unregistered[0],
+            )
+    for r in state.reassignments:
+        add(
+            "reassignment_in_flight",
+            "info",
+            f"{r.topic}-{r.partition} is moving to {list(r.target_replicas)} ({r.source})",
+            r.topic,
+            r.partition,
+        )
+    for topic, marker in sorted(state.deletions.items()):
+        age = _age(now_ms - marker.marked_ms) if marker.marked_ms else "an unknown time"
+        blockers = sorted({b for p in partitions if p.topic == topic for b in p.replicas if b not in state.registered})
+        why = f"; replicas on unregistered brokers {blockers} block it" if blockers else ""
+        add("topic_deletion_pending", "warning", f"topic {topic} was marked for deletion {age} ago{why}", topic)
+    for event in state.log_dir_events:
+        add(
+            "log_dir_failure",
+            "error",
+            f"broker {event.broker_id} reported a failed log directory ({event.node})",
+            broker_id=event.broker_id,
+        )
+    return out
+
+
+def _source(source: str) -> str:
+    return {
+        "topic_override": "topic override",
+        "dynamic_cluster_default": "cluster-wide dynamic default",
+        "stated_default": "stated default",
+        "assumed_kafka_default": "assumed Kafka default 1; server.properties is not in ZooKeeper",
+    }.get(source, source)
+
+
+def _age(ms: int) -> str:
+    seconds = max(ms // 1000, 0)
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h"
+    return f"{seconds // 86400}d"

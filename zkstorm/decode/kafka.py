@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -143,14 +143,14 @@ class Fields:
             return None
         return self.obj[key]
 
-    def int(self, key: str, required: bool = True) -> int | None:
+    def integer(self, key: str, required: bool = True) -> int | None:
         value = self._get(key, required)
         if value is None or (isinstance(value, int) and not isinstance(value, bool)):
             return value
         self.errors.append(f"{key}: expected a number, got {_json_type(value)}")
         return None
 
-    def str(self, key: str, required: bool = True, nullable: bool = False) -> str | None:
+    def string(self, key: str, required: bool = True, nullable: bool = False) -> str | None:
         value = self._get(key, required)
         if isinstance(value, str) or (value is None and (nullable or not required)):
             return value
@@ -159,7 +159,7 @@ class Fields:
 
     def str_ms(self, key: str, required: bool = True) -> int | None:
         """Milliseconds written as a JSON string (Kafka's ``timestamp``)."""
-        value = self.str(key, required)
+        value = self.string(key, required)
         if value is None:
             return None
         if not _DIGITS.match(value):
@@ -202,7 +202,9 @@ class Fields:
         return sorted(set(self.obj) - self.known)
 
 
-def _warnings(context: DecodeContext, kind: str, parsed: Json | None, extra: list[tuple[str, str]] = ()) -> list[Any]:
+def _warnings(
+    context: DecodeContext, kind: str, parsed: Json | None, extra: Sequence[tuple[str, str]] = ()
+) -> list[Any]:
     found = (parsed.warnings if parsed else []) + list(extra)
     return [DecodeWarning(path=context.path, record_kind=kind, warning=w, detail=d) for w, d in found]
 
@@ -263,12 +265,12 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     broker_id_text = _segments(context)[-1]
     obj = _object(parsed, "a broker registration")
     f = Fields(obj)
-    version = f.int("version")
-    host = f.str("host", nullable=True)
-    port = f.int("port")
-    jmx_port = f.int("jmx_port", required=False)
+    version = f.integer("version")
+    host = f.string("host", nullable=True)
+    port = f.integer("port")
+    jmx_port = f.integer("jmx_port", required=False)
     timestamp = f.str_ms("timestamp", required=False)
-    rack = f.str("rack", required=False)
+    rack = f.string("rack", required=False)
     endpoints: list[str] = []
     protocols: dict[str, str] = {}
     if version is not None and version >= 2:
@@ -337,11 +339,11 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
 def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     topic = _segments(context)[-1]
     f = Fields(_object(parsed, "a topic znode"))
-    version = f.int("version")
+    version = f.integer("version")
     partitions = _partition_map(f, "partitions", True)
     adding = _partition_map(f, "adding_replicas", False)
     removing = _partition_map(f, "removing_replicas", False)
-    topic_id = f.str("topic_id", required=False)
+    topic_id = f.string("topic_id", required=False)
     f.check("topic znode")
     if sorted(partitions) != list(range(len(partitions))):
         raise DecodeError(
@@ -388,12 +390,12 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
     state = KafkaPartitionState(
         topic=topic,
         partition=int(partition) if _DIGITS.match(partition) else -1,
-        leader=f.int("leader") or 0,
-        leader_epoch=f.int("leader_epoch") or 0,
+        leader=f.integer("leader") or 0,
+        leader_epoch=f.integer("leader_epoch") or 0,
         isr=f.int_list("isr"),
-        controller_epoch=f.int("controller_epoch") or 0,
-        version=f.int("version") or 0,
-        leader_recovery_state=f.int("leader_recovery_state", required=False) or 0,
+        controller_epoch=f.integer("controller_epoch") or 0,
+        version=f.integer("version") or 0,
+        leader_recovery_state=f.integer("leader_recovery_state", required=False) or 0,
         zk_version=context.stat.version if context.stat is not None else None,
     )
     f.check("partition state")
@@ -420,10 +422,10 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
         return [controller, *_warnings(context, "kafka_controller", None, [("legacy_format", "a bare broker id")])]
     parsed = load_json(data)
     f = Fields(_object(parsed, "the controller znode"))
-    version = f.int("version")
-    broker_id = f.int("brokerid")
+    version = f.integer("version")
+    broker_id = f.integer("brokerid")
     timestamp = f.str_ms("timestamp", required=False)
-    kraft_epoch = f.int("kraftControllerEpoch", required=False)
+    kraft_epoch = f.integer("kraftControllerEpoch", required=False)
     f.check("controller znode")
     controller = KafkaController(
         broker_id=broker_id if broker_id is not None else -1,
@@ -489,7 +491,7 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
     else:
         entity_type, entity_name = segments[-2], segments[-1]
     f = Fields(_object(parsed, "a config znode"))
-    version = f.int("version")
+    version = f.integer("version")
     config = f.obj_field("config")
     for key, value in config.items():
         if not isinstance(value, str):
@@ -515,9 +517,9 @@ def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any
         change = KafkaConfigChange(node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}")
         return [change, *_warnings(context, "kafka_config_change", parsed)]
     f = Fields(_object(parsed, "a config change"))
-    version = f.int("version")
+    version = f.integer("version")
     # 0.9-0.10.0 wrote entity_type and entity_name; 0.10.1+ writes entity_path
-    path = f"{f.str('entity_type')}/{f.str('entity_name')}" if version == 1 else f.str("entity_path") or ""
+    path = f"{f.string('entity_type')}/{f.string('entity_name')}" if version == 1 else f.string("entity_path") or ""
     f.check("config change")
     change = KafkaConfigChange(node=node, sequence=_sequence(node), version=version or 0, entity_path=path)
     return [change, *_warnings(context, "kafka_config_change", parsed, _version_warning(f, version, 2, "change"))]
@@ -532,7 +534,7 @@ def _acl_decoder(pattern_type: str) -> Decoder:
         segments = _segments(context)
         resource_type, resource_name = segments[-2], segments[-1]
         f = Fields(_object(parsed, "an ACL znode"))
-        version = f.int("version")
+        version = f.integer("version")
         entries = f.list_field("acls")
         rows = []
         for i, entry in enumerate(entries):
@@ -540,7 +542,7 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                 f.errors.append(f"acls[{i}]: expected an object, got {_json_type(entry)}")
                 continue
             e = Fields(entry)
-            values = [e.str(k) for k in ("principal", "permissionType", "operation", "host")]
+            values = [e.string(k) for k in ("principal", "permissionType", "operation", "host")]
             f.errors += [f"acls[{i}].{msg}" for msg in e.errors]
             if not e.errors:
                 principal, permission, operation, host = (v or "" for v in values)
@@ -585,13 +587,13 @@ def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> lis
 def decode_acl_change_extended(context: DecodeContext, parsed: Json) -> list[Any]:
     node = _segments(context)[-1]
     f = Fields(_object(parsed, "an ACL change"))
-    f.int("version")
+    f.integer("version")
     change = KafkaAclChange(
         node=node,
         sequence=_sequence(node),
-        pattern_type=f.str("patternType") or "",
-        resource_type=(f.str("resourceType") or "").upper(),
-        resource_name=f.str("name") or "",
+        pattern_type=f.string("patternType") or "",
+        resource_type=(f.string("resourceType") or "").upper(),
+        resource_name=f.string("name") or "",
     )
     f.check("ACL change")
     return [change, *_warnings(context, "kafka_acl_change", parsed)]
@@ -607,7 +609,7 @@ def _topic_partitions(f: Fields, with_replicas: bool) -> list[tuple[str, int, tu
             f.errors.append(f"partitions[{i}]: expected an object, got {_json_type(entry)}")
             continue
         e = Fields(entry)
-        topic, partition = e.str("topic"), e.int("partition")
+        topic, partition = e.string("topic"), e.integer("partition")
         replicas = e.int_list("replicas") if with_replicas else ()
         f.errors += [f"partitions[{i}].{msg}" for msg in e.errors]
         if not e.errors:
@@ -618,7 +620,7 @@ def _topic_partitions(f: Fields, with_replicas: bool) -> list[tuple[str, int, tu
 @_payload("kafka_reassignment")
 def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a reassignment"))
-    f.int("version")
+    f.integer("version")
     rows = [
         KafkaReassignment(topic=t, partition=p, target_replicas=r, source="admin")
         for t, p, r in _topic_partitions(f, True)
@@ -630,7 +632,7 @@ def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]
 @_payload("kafka_preferred_election")
 def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a preferred replica election"))
-    f.int("version", required=False)
+    f.integer("version", required=False)
     rows = [KafkaPreferredElection(topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
     f.check("preferred replica election")
     return [*rows, *_warnings(context, "kafka_preferred_election", parsed)]
@@ -645,7 +647,7 @@ def decode_topic_deletion(context: DecodeContext, data: bytes | None) -> list[An
 def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
     node = _segments(context)[-1]
     f = Fields(_object(parsed, "an ISR change notification"))
-    f.int("version")
+    f.integer("version")
     rows = [KafkaIsrChange(node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
     f.check("ISR change notification")
     return [*rows, *_warnings(context, "kafka_isr_change", parsed)]
@@ -654,8 +656,10 @@ def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
 @_payload("kafka_log_dir_event")
 def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a log dir event"))
-    f.int("version")
-    event = KafkaLogDirEvent(node=_segments(context)[-1], broker_id=f.int("broker") or -1, event=f.int("event") or 0)
+    f.integer("version")
+    event = KafkaLogDirEvent(
+        node=_segments(context)[-1], broker_id=f.integer("broker") or -1, event=f.integer("event") or 0
+    )
     f.check("log dir event")
     return [event, *_warnings(context, "kafka_log_dir_event", parsed)]
 
@@ -667,9 +671,9 @@ def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
 def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
     segments = _segments(context)
     f = Fields(_object(parsed, "a consumer registration"))
-    version = f.int("version", required=False)
+    version = f.integer("version", required=False)
     subscription = f.obj_field("subscription")
-    pattern = f.str("pattern", required=False)
+    pattern = f.string("pattern", required=False)
     timestamp = f.str_ms("timestamp", required=False)
     f.check("consumer registration")
     member = KafkaConsumerMember(
@@ -721,7 +725,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
 @_payload("kafka_cluster_id")
 def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "the cluster id"))
-    record = KafkaClusterId(cluster_id=f.str("id") or "", version=f.str("version") or "")
+    record = KafkaClusterId(cluster_id=f.string("id") or "", version=f.string("version") or "")
     f.check("cluster id")
     return [record, *_warnings(context, "kafka_cluster_id", parsed)]
 
@@ -729,8 +733,8 @@ def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
 @_payload("kafka_producer_id_block")
 def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "the producer id block"))
-    version = f.int("version")
-    broker = f.int("broker")
+    version = f.integer("version")
+    broker = f.integer("broker")
     start, end = f.str_ms("block_start"), f.str_ms("block_end")
     f.check("producer id block")
     block = KafkaProducerIdBlock(
@@ -742,8 +746,8 @@ def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
 @_payload("kafka_feature")
 def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "the feature znode"))
-    version = f.int("version")
-    status = f.int("status")
+    version = f.integer("version")
+    status = f.integer("status")
     features = f.obj_field("features", required=False)
     f.check("feature znode")
     record = KafkaFeature(
@@ -758,7 +762,7 @@ def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
 def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "the migration znode"))
     values = [
-        f.int(k)
+        f.integer(k)
         for k in (
             "version",
             "kraft_metadata_offset",
@@ -786,9 +790,9 @@ def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a delegation token"))
     token = KafkaDelegationToken(
         token_id=_segments(context)[-1],
-        owner=f.str("owner", required=False) or "",
-        expiry_ms=f.int("expiryTimestamp", required=False),
-        max_ms=f.int("maxTimestamp", required=False),
+        owner=f.string("owner", required=False) or "",
+        expiry_ms=f.integer("expiryTimestamp", required=False),
+        max_ms=f.integer("maxTimestamp", required=False),
     )
     f.check("delegation token")
     return [token]  # renewers, requester and issue time are not exported: token metadata only

@@ -1,0 +1,357 @@
+"""Kafka decoders and health against the fixtures: decoded values, corrupt cases, and every derived
+health fact, through the CLI against the fixtures loaded into the real server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot, load_cluster
+from tests.fixtures import expected, manifest
+from tests.test_cli import run
+from zkstorm.collect import decode_node
+from zkstorm.errors import ExitCode
+from zkstorm.paths import Roots
+from zkstorm.records import (
+    DecodeFailure,
+    DecodeWarning,
+    KafkaAcl,
+    KafkaBroker,
+    KafkaClusterId,
+    KafkaConfig,
+    KafkaConfigChange,
+    KafkaConsumerMember,
+    KafkaConsumerOffset,
+    KafkaConsumerOwner,
+    KafkaController,
+    KafkaFeature,
+    KafkaMigration,
+    KafkaPartitionState,
+    KafkaProducerIdBlock,
+    KafkaReplicaAssignment,
+    KafkaTopic,
+)
+from zkstorm.zk import RawNode, Stat
+
+CLUSTERS = {"cluster-2x-chroot": "/kafka-prod", "cluster-08-root": "/", "migrated-kraft": "/clusters/analytics"}
+STAT = Stat(5, 5, 1000, 2000, 3, 0, 0, 0, 0, 0, 5)
+
+
+def _records(name: str) -> list[Any]:
+    roots = Roots(storm=(), kafka=(CLUSTERS.get(name, "/"),))
+    out = []
+    for node in manifest("kafka", name):
+        out += decode_node(RawNode(node.path, STAT, node.data), roots=roots)[1]
+    return out
+
+
+def _of(records: list[Any], kind: type) -> list[Any]:
+    return [r for r in records if isinstance(r, kind)]
+
+
+@pytest.mark.parametrize("name", list(CLUSTERS))
+def test_every_fixture_znode_decodes_to_its_expected_value(name: str) -> None:
+    exp = expected("kafka", name)
+    records = _records(name)
+    assert not _of(records, DecodeFailure) and not _of(records, DecodeWarning)
+
+    brokers = {b.broker_id: b for b in _of(records, KafkaBroker)}
+    assert set(brokers) == {b["id"] for b in exp["brokers"]}
+    for want in exp["brokers"]:
+        got = brokers[want["id"]]
+        assert (got.version, got.host, got.port, got.jmx_port, got.rack) == (
+            want["version"],
+            want["host"],
+            want["port"],
+            want["jmx_port"],
+            want["rack"],
+        )
+        assert got.timestamp_ms == want["timestamp_ms"]
+        listeners = [f"{e['listener']}={e['security_protocol']}" for e in want["endpoints"]]
+        assert list(got.listener_protocols) == listeners
+
+    topics = {t.topic: t for t in _of(records, KafkaTopic)}
+    assignments = {(a.topic, a.partition): a for a in _of(records, KafkaReplicaAssignment)}
+    states = {(s.topic, s.partition): s for s in _of(records, KafkaPartitionState)}
+    assert set(topics) == {t["name"] for t in exp["topics"]}
+    for want in exp["topics"]:
+        got = topics[want["name"]]
+        assert (got.version, got.topic_id, got.partition_count, got.replication_factor) == (
+            want["version"],
+            want["topic_id"],
+            want["partition_count"],
+            want["replication_factor"],
+        )
+        for p in want["partitions"]:
+            a, s = assignments[(want["name"], p["partition"])], states[(want["name"], p["partition"])]
+            assert (list(a.replicas), list(a.adding_replicas), list(a.removing_replicas)) == (
+                p["replicas"],
+                p["adding_replicas"],
+                p["removing_replicas"],
+            )
+            assert (s.leader, s.leader_epoch, list(s.isr), s.controller_epoch) == (
+                p["leader"],
+                p["leader_epoch"],
+                p["isr"],
+                p["controller_epoch"],
+            )
+            recovery = {"RECOVERED": 0, "RECOVERING": 1}.get(p["leader_recovery_state"], p["leader_recovery_state"])
+            assert s.leader_recovery_state == recovery
+
+    (controller,) = _of(records, KafkaController)
+    assert (controller.broker_id, controller.version, controller.timestamp_ms) == (
+        exp["controller"]["broker_id"],
+        exp["controller"]["version"],
+        exp["controller"]["timestamp_ms"],
+    )
+    assert controller.kraft_controller_epoch == exp["controller"]["kraft_controller_epoch"]
+    cluster_ids = _of(records, KafkaClusterId)
+    assert [c.cluster_id for c in cluster_ids] == ([exp["cluster_id"]] if exp["cluster_id"] else [])
+    features = _of(records, KafkaFeature)
+    if exp["feature"]:
+        assert (features[0].version, features[0].status) == (exp["feature"]["version"], exp["feature"]["status"])
+    blocks = _of(records, KafkaProducerIdBlock)
+    if exp["latest_producer_id_block"]:
+        want = exp["latest_producer_id_block"]
+        assert (blocks[0].broker_id, blocks[0].block_start, blocks[0].block_end) == (
+            want["broker"],
+            want["block_start"],
+            want["block_end"],
+        )
+    if exp["migration"]:
+        (migration,) = _of(records, KafkaMigration)
+        assert migration.kraft_controller_id == exp["migration"]["kraft_controller_id"]
+
+    configs: dict[tuple[str, str], dict[str, str]] = {}
+    for c in _of(records, KafkaConfig):
+        entity_type, entity_name = c.entity_type, c.entity_name
+        if entity_type == "users/clients":
+            entity_type = "users"
+        configs.setdefault((entity_type, entity_name), {})[c.key] = c.value
+    for entity_type, entities in exp["configs"].items():
+        for entity_name, entry in entities.items():
+            got = configs.get((entity_type, entity_name), {})
+            sensitive = set(entry.get("sensitive_keys", []))
+            assert set(got) == set(entry["config"]), (entity_type, entity_name)
+            for key, value in entry["config"].items():
+                assert (got[key] == value) != (key in sensitive), (entity_type, entity_name, key)
+
+    changes = _of(records, KafkaConfigChange)
+    assert sorted(c.sequence for c in changes) == sorted(c["sequence"] for c in exp["config_changes"])
+    acls = {
+        (a.pattern_type, a.resource_type, a.resource_name, a.principal, a.permission_type, a.operation, a.host)
+        for a in _of(records, KafkaAcl)
+    }
+    assert acls == {
+        (
+            a["pattern_type"],
+            a["resource_type"],
+            a["resource_name"],
+            a["principal"],
+            a["permissionType"],
+            a["operation"],
+            a["host"],
+        )
+        for a in exp["acls"]
+    }
+
+    groups = {g["group"]: g for g in exp["old_consumer_groups"]}
+    members = _of(records, KafkaConsumerMember)
+    assert {m.group for m in members} == {g for g, v in groups.items() if v["active"]}
+    for m in members:
+        want = next(x for x in groups[m.group]["members"] if x["consumer_id"] == m.consumer_id)
+        assert dict(s.rsplit("=", 1) for s in m.subscription) == {k: str(v) for k, v in want["subscription"].items()}
+        assert (m.pattern, m.timestamp_ms) == (want["pattern"], want["timestamp"])
+    assert {(o.group, o.topic, o.partition, o.offset) for o in _of(records, KafkaConsumerOffset)} == {
+        (g, o["topic"], o["partition"], o["offset"]) for g, v in groups.items() for o in v["offsets"]
+    }
+    assert {(o.group, o.topic, o.partition, o.owner_thread) for o in _of(records, KafkaConsumerOwner)} == {
+        (g, o["topic"], o["partition"], o["owner_thread"]) for g, v in groups.items() for o in v["owners"]
+    }
+
+
+def test_corrupt_cases() -> None:
+    exp = expected("kafka", "corrupt")
+    data = {n.path: n.data for n in manifest("kafka", "corrupt")}
+    roots = Roots(storm=(), kafka=("/",))
+    for case in exp["cases"]:
+        want = case["expected"]
+        _, records = decode_node(RawNode(case["path"], STAT, data[case["path"]]), roots=roots)
+        failures, warnings = _of(records, DecodeFailure), _of(records, DecodeWarning)
+        if want["status"] == "error":
+            assert [f.failure_type for f in failures] == [want["error_kind"]], case["path"]
+            assert failures[0].size == len(data[case["path"]])
+        elif want["status"] == "warning":
+            assert not failures and [w.warning for w in warnings] == [want["error_kind"]], case["path"]
+        else:
+            assert not failures and not warnings, case["path"]
+        if want["status"] != "error" and "partitions" in (want["decoded"] or {}):
+            rows = _of(records, KafkaReplicaAssignment)
+            assert [list(r.replicas) for r in rows] == [p["replicas"] for p in want["decoded"]["partitions"]]
+    acl = next(c for c in exp["cases"] if c["path"].startswith("/kafka-acl/"))
+    _, records = decode_node(RawNode(acl["path"], STAT, data[acl["path"]]), roots=roots)
+    assert "offset 44" in records[0].reason
+
+
+def _health(zk: str, *extra: str) -> list[dict[str, Any]]:
+    result = run("--zk", zk, *extra, "kafka", "health", "-f", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _facts(findings: list[dict[str, Any]], kind: str) -> set[tuple[str, int]]:
+    return {(f["topic"], f["partition"]) for f in findings if f["kind"] == kind}
+
+
+@pytest.mark.parametrize("name", ["cluster-2x-chroot", "cluster-08-root"])
+def test_health_reproduces_every_expected_fact(writer: KazooClient, zk_root: Chroot, name: str) -> None:
+    load_cluster(writer, zk_root.path, "kafka", name)
+    exp = expected("kafka", name)["health"]
+    zk = zk_root.zk + (CLUSTERS[name] if CLUSTERS[name] != "/" else "")
+    findings = _health(zk)
+    for f in findings:
+        assert {"kind", "topic", "partition", "broker_id", "detail", "level"} <= set(f)
+
+    def pairs(key: str) -> set[tuple[str, int]]:
+        return {(x["topic"], x["partition"]) for x in exp[key]}
+
+    assert _facts(findings, "offline_partition") == pairs("offline_partitions")
+    assert _facts(findings, "under_replicated") == pairs("under_replicated_partitions")
+    assert _facts(findings, "under_min_isr") == pairs("under_min_isr_partitions")
+    assert _facts(findings, "at_min_isr") == pairs("at_min_isr_partitions")
+    assert _facts(findings, "preferred_leader_imbalance") == pairs("preferred_leader_imbalance")
+    assert _facts(findings, "reassignment_in_flight") == pairs("reassignments_in_flight")
+    assert _facts(findings, "unregistered_replicas") == pairs("partitions_with_unregistered_replicas")
+    assert not _facts(findings, "under_replicated") & pairs("not_under_replicated_thanks_to_kip455")
+    deletions = {f["topic"] for f in findings if f["kind"] == "topic_deletion_pending"}
+    assert deletions == set(exp["topics_pending_deletion"])
+    for entry in exp["under_min_isr_partitions"]:
+        detail = next(
+            f["detail"]
+            for f in findings
+            if f["kind"] == "under_min_isr" and (f["topic"], f["partition"]) == (entry["topic"], entry["partition"])
+        )
+        source = {
+            "topic_override": "topic override",
+            "dynamic_cluster_default": "cluster-wide dynamic default",
+            "assumed_kafka_default": "assumed Kafka default",
+        }[entry["min_isr_source"]]
+        assert source in detail
+    for entry in exp["offline_partitions"]:
+        detail = next(
+            f["detail"]
+            for f in findings
+            if f["kind"] == "offline_partition" and (f["topic"], f["partition"]) == (entry["topic"], entry["partition"])
+        )
+        assert all(str(b) in detail for b in entry["isr"])  # names the dead last-ISR broker
+
+    partitions = json.loads(run("--zk", zk, "kafka", "partitions", "-f", "json").stdout)
+    for p in partitions:
+        assert {
+            "topic",
+            "partition",
+            "leader",
+            "leader_epoch",
+            "isr",
+            "replicas",
+            "offline",
+            "under_replicated",
+        } <= set(p)
+    assert {(p["topic"], p["partition"]) for p in partitions if p["offline"]} == pairs("offline_partitions")
+    offline = json.loads(run("--zk", zk, "kafka", "partitions", "--offline", "-f", "json").stdout)
+    assert len(offline) == exp["offline_partitions_count"]
+    under = json.loads(run("--zk", zk, "kafka", "partitions", "--under-replicated", "-f", "json").stdout)
+    assert len(under) == exp["under_replicated_partitions_count"]
+
+    brokers = json.loads(run("--zk", zk, "kafka", "brokers", "-f", "json").stdout)
+    assert {b["broker_id"] for b in brokers if b["alive"]} == set(expected("kafka", name)["registered_broker_ids"])
+    dead = set(expected("kafka", name)["unregistered_broker_ids_in_replica_lists"])
+    assert {b["broker_id"] for b in brokers if not b["alive"]} == dead
+    for b in brokers:
+        assert {"broker_id", "host", "port", "rack", "alive"} <= set(b)
+    controller = json.loads(run("--zk", zk, "kafka", "controller", "-f", "json").stdout)
+    assert controller[0]["broker_id"] == exp["controller_broker_id"]
+    check = run("--zk", zk, "kafka", "health", "--check")
+    assert check.exit_code == (ExitCode.UNHEALTHY if any(f["level"] == "error" for f in findings) else 0)
+
+
+def test_default_min_isr_is_stated_or_assumed(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    assumed = _health(zk_root.zk)
+    assert _facts(assumed, "under_min_isr") == set()
+    strict = json.loads(run("--zk", zk_root.zk, "kafka", "health", "--default-min-isr", "3", "-f", "json").stdout)
+    details = [f["detail"] for f in strict if f["kind"] == "under_min_isr"]
+    assert details and any("stated default" in d for d in details)
+    assert any("topic override" in f["detail"] for f in strict if f["kind"] in ("under_min_isr", "at_min_isr"))
+
+
+def test_kraft_migrated_tree_is_history_not_an_outage(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "migrated-kraft")
+    findings = _health(zk_root.zk + "/clusters/analytics")
+    kinds = {f["kind"] for f in findings}
+    assert kinds == {"kraft_migration"}
+    assert "history" in findings[0]["detail"] and str(3002) in findings[0]["detail"]
+    assert run("--zk", zk_root.zk + "/clusters/analytics", "kafka", "health", "--check").exit_code == 0
+
+
+def test_corrupt_tree_is_reported_and_the_rest_still_shown(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "corrupt")
+    derived = expected("kafka", "corrupt")["derived"]
+    result = run("--zk", zk_root.zk, "kafka", "partitions", "-f", "json")
+    assert result.exit_code == 0
+    health = {(p["topic"], p["partition"]): p["health"] for p in json.loads(result.stdout)}
+    for entry in derived["partitions"]:
+        want = entry["health"]
+        assert health[(entry["topic"], entry["partition"])] == ("ok" if want == "ok" else want), entry
+    assert "cannot decode kafka_partition_state" in result.stderr and "duplicate_key" in result.stderr
+    brokers = json.loads(run("--zk", zk_root.zk, "kafka", "brokers", "-f", "json").stdout)
+    assert {b["broker_id"] for b in brokers if b["alive"]} == set(derived["registered_broker_ids"])
+    assert run("--zk", zk_root.zk, "--strict", "kafka", "brokers").exit_code == ExitCode.DECODE_FAILURES
+
+
+def test_secrets_never_leave_unredacted(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    exp = expected("kafka", "cluster-2x-chroot")["configs"]
+    secrets = [
+        entry["config"][k]
+        for entities in exp.values()
+        for entry in entities.values()
+        for k in entry.get("sensitive_keys", [])
+    ]
+    assert len(secrets) >= 3
+    zk = zk_root.zk + "/kafka-prod"
+    outputs = []
+    for fmt in ("table", "json", "jsonl", "csv"):
+        outputs.append(run("--zk", zk, "kafka", "configs", "-f", fmt).stdout)
+        outputs.append(run("--zk", zk, "tree", "/", "-f", fmt if fmt != "table" else "tree").stdout)
+    for node in manifest("kafka", "cluster-2x-chroot"):
+        if "/config/users/" in node.path or "/config/brokers/" in node.path:
+            outputs.append(run("--zk", zk_root.zk, "get", node.path, "--raw", "--json").stdout)
+            outputs.append(run("--zk", zk_root.zk, "get", node.path).stdout)
+    everything = "\n".join(outputs)
+    for secret in secrets:
+        for piece in secret.split(","):
+            if len(piece) > 12 and not piece.startswith("iterations"):
+                assert piece not in everything
+    assert "iterations=4096" in everything or "iterations=" in everything  # the one SCRAM detail shown
+    shown = run("--zk", zk, "--show-secrets", "kafka", "configs", "-f", "json").stdout
+    assert all(secret in shown for secret in secrets)
+
+
+def test_every_other_kafka_view(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    zk = zk_root.zk + "/kafka-prod"
+    for command in ("topics", "acls", "reassignments", "configs", "consumers", "controller", "brokers"):
+        for fmt in ("table", "json", "csv"):
+            result = run("--zk", zk, "kafka", command, "-f", fmt)
+            assert result.exit_code == 0, (command, fmt, result.output)
+    reassignments = json.loads(run("--zk", zk, "kafka", "reassignments", "-f", "json").stdout)
+    assert len(reassignments) == expected("kafka", "cluster-2x-chroot")["health"]["reassignments_in_flight_count"]
+    consumers = json.loads(run("--zk", zk_root.zk, "kafka", "consumers", "-f", "json").stdout)
+    assert {c["kind"] for c in consumers} == {"kafka_consumer_member", "kafka_consumer_owner", "kafka_consumer_offset"}
+    roots = json.loads(run("--zk", zk_root.zk, "kafka", "roots", "-f", "json").stdout)
+    assert {r["root"] for r in roots} == {"/", "/kafka-prod"}
