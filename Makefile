@@ -25,8 +25,9 @@ demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters 
 test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP) ## Benchmark the walk against a sequential kazoo walk of a ~31,000-znode sandbox
+bench: $(STAMP) ## Benchmarks: the walk and Storm decoding (~31,000 znodes), kafka health (~100,000 partitions)
 	$(BIN)/python bench/bench_walk.py --json bench-results/walk.json
+	$(BIN)/python bench/bench_kafka.py --json bench-results/kafka.json
 
 lint: $(STAMP) ## ruff (format check + lint) and mypy
 	$(BIN)/ruff format --check zkstorm tests bench

@@ -30,10 +30,16 @@ step "zkstorm errors clickstream-enrich --limit 6"
 "$zkstorm" errors clickstream-enrich --limit 6
 step "zkstorm errors fraud-scorer --limit 1 --full -f json"
 "$zkstorm" errors fraud-scorer --limit 1 --full -f json
+step "zkstorm kafka brokers   (ZKSTORM_KAFKA_ROOT=/kafka)"
+"$zkstorm" kafka brokers
+step "zkstorm kafka partitions --offline"
+"$zkstorm" kafka partitions --offline
+step "zkstorm kafka health --check | head -25"
+"$zkstorm" kafka health --check | head -25 || true
+step "zkstorm kafka configs --type users   (SCRAM credentials redacted)"
+"$zkstorm" kafka configs --type users
 step "zkstorm get /kafka/brokers/ids/1"
 "$zkstorm" get /kafka/brokers/ids/1
-step "zkstorm get /kafka/config/users/svc-billing   (a secret subtree: redacted)"
-"$zkstorm" get /kafka/config/users/svc-billing
 step "zkstorm tree / -f jsonl | wc -l"
 "$zkstorm" tree / -f jsonl | wc -l
 

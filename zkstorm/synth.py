@@ -368,6 +368,10 @@ _TOPICS = (
 )
 
 
+# Partitions one unit of ``scale`` adds (every topic but __consumer_offsets, which exists once).
+KAFKA_PARTITIONS_PER_SCALE = sum(partitions for name, partitions, _, _ in _TOPICS if name != "__consumer_offsets")
+
+
 def _topic_id(rng: random.Random) -> str:
     return base64.urlsafe_b64encode(rng.getrandbits(128).to_bytes(16, "big")).decode().rstrip("=")
 
