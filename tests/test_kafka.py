@@ -226,6 +226,10 @@ def test_health_reproduces_every_expected_fact(writer: KazooClient, zk_root: Chr
     assert _facts(findings, "reassignment_in_flight") == pairs("reassignments_in_flight")
     assert _facts(findings, "unregistered_replicas") == pairs("partitions_with_unregistered_replicas")
     assert not _facts(findings, "under_replicated") & pairs("not_under_replicated_thanks_to_kip455")
+    unregistered = {f["broker_id"] for f in findings if f["kind"] == "unregistered_broker"}
+    assert unregistered == set(exp["unregistered_broker_ids_in_replica_lists"])
+    misled = {f["broker_id"] for f in findings if f["kind"] == "leader_imbalance"}
+    assert misled == {x["leader"] for x in exp["preferred_leader_imbalance"]}
     deletions = {f["topic"] for f in findings if f["kind"] == "topic_deletion_pending"}
     assert deletions == set(exp["topics_pending_deletion"])
     for entry in exp["under_min_isr_partitions"]:

@@ -312,6 +312,7 @@ def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: 
                 p.partition,
                 unregistered[0],
             )
+    _per_broker(partitions, state, add)
     for r in state.reassignments:
         add(
             "reassignment_in_flight",
@@ -333,6 +334,36 @@ def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: 
             broker_id=event.broker_id,
         )
     return out
+
+
+def _per_broker(partitions: list[KafkaPartition], state: KafkaState, add: Any) -> None:
+    """Broker-level views of the partition facts: who leads what it should not, who is gone."""
+    misled: dict[int, int] = {}
+    named: dict[int, int] = {}
+    preferred_for: dict[int, int] = {}
+    for p in partitions:
+        if p.preferred_leader is False and p.leader is not None:
+            misled[p.leader] = misled.get(p.leader, 0) + 1
+        for b in p.replicas:
+            named[b] = named.get(b, 0) + 1
+        if p.replicas:
+            preferred_for[p.replicas[0]] = preferred_for.get(p.replicas[0], 0) + 1
+    for broker, count in sorted(misled.items()):
+        add(
+            "leader_imbalance",
+            "info",
+            f"broker {broker} leads {count} partition{'s' if count > 1 else ''} it is not the preferred leader of; "
+            "a preferred replica election would move them back",
+            broker_id=broker,
+        )
+    for broker in sorted(b for b in named if b not in state.registered):
+        add(
+            "unregistered_broker",
+            "warning",
+            f"broker {broker} is not registered (dead or decommissioned) but is a replica of {named[broker]} "
+            f"partitions and the preferred leader of {preferred_for.get(broker, 0)}",
+            broker_id=broker,
+        )
 
 
 def _source(source: str) -> str:
