@@ -74,6 +74,22 @@ def test_seeded_cluster_walks_back_complete(zk_root: Chroot) -> None:
     assert any("/errors/" in p and p.rsplit("/", 1)[1].startswith("e00000") for p in ephemeral)
 
 
+def test_seeded_kafka_cluster_has_the_promised_incidents(zk_root: Chroot) -> None:
+    seed(zk_root.zk, cluster(scale=1, now=NOW))
+    runner = CliRunner()
+    args = ["--zk", zk_root.zk, "--kafka-root", "/kafka", "kafka", "health", "-f", "json"]
+    kinds = {f["kind"] for f in json.loads(runner.invoke(cli, args).stdout)}
+    assert {
+        "offline_partition",
+        "under_replicated",
+        "under_min_isr",
+        "unregistered_broker",
+        "reassignment_in_flight",
+        "topic_deletion_pending",
+        "preferred_leader_imbalance",
+    } <= kinds
+
+
 def test_sandbox_start_status_stop(tmp_path) -> None:  # type: ignore[no-untyped-def]
     runner = CliRunner()
     state = str(tmp_path / "box")

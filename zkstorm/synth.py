@@ -460,6 +460,8 @@ def kafka_cluster(*, scale: int = 1, now: int, seed: int = 11, root: str = "/kaf
             for part in range(partitions):
                 assignment[str(part)] = [brokers[(cursor + part + r) % len(brokers)] for r in range(rf)]
             cursor += 1
+            if rf == 1 and dead:  # an unreplicated partition on a dead broker: offline, last ISR the dead one
+                assignment["0"] = [min(dead)]
             adding: dict[str, list[int]] = {}
             removing: dict[str, list[int]] = {}
             if name == "payments" and n == 0:  # a KIP-455 move off the dead broker, in flight
