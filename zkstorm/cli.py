@@ -504,6 +504,13 @@ def storm() -> None:
     """Storm views: topologies, supervisors, workers, assignments, nimbuses, roots."""
 
 
+def _storm_view(settings: Settings, fmt: str, subtree: str, kind: type, sort_key: Any, columns: list[str]) -> None:
+    """A view that is one subtree's records of one kind, sorted: walk, split off failures, emit."""
+    with settings.session() as session:
+        rows, problems = _split(_storm_records(settings, session, subtree), kind)
+    _emit_view(settings, fmt, sorted(rows, key=sort_key), kind, problems, columns)
+
+
 @storm.command("topologies")
 @_format_option("table", "json", "jsonl", "csv", default="table")
 @click.pass_obj
@@ -511,26 +518,19 @@ def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
     """Every topology with its status, workers and executors."""
     from .records import StormTopology
 
-    with settings.session() as session:
-        rows, problems = _split(_storm_records(settings, session, "storms"), StormTopology)
-    rows.sort(key=lambda t: (t.name, t.topology_id))
-    _emit_view(
-        settings,
-        "json" if as_json else fmt,
-        rows,
-        StormTopology,
-        problems,
-        [
-            "name",
-            "status",
-            "num_workers",
-            "num_executors",
-            "launched_at",
-            "action",
-            "action_wait_secs",
-            "owner",
-            "topology_id",
-        ],
+    columns = [
+        "name",
+        "status",
+        "num_workers",
+        "num_executors",
+        "launched_at",
+        "action",
+        "action_wait_secs",
+        "owner",
+        "topology_id",
+    ]
+    _storm_view(
+        settings, "json" if as_json else fmt, "storms", StormTopology, lambda t: (t.name, t.topology_id), columns
     )
 
 
@@ -541,25 +541,23 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
     """Every live supervisor (their znodes are ephemeral) with its slots and capacity."""
     from .records import StormSupervisor
 
-    with settings.session() as session:
-        rows, problems = _split(_storm_records(settings, session, "supervisors"), StormSupervisor)
-    rows.sort(key=lambda s: (s.hostname, s.supervisor_id))
-    _emit_view(
+    columns = [
+        "hostname",
+        "used_ports",
+        "ports",
+        "uptime_secs",
+        "version",
+        "memory_capacity_mb",
+        "cpu_capacity_pct",
+        "supervisor_id",
+    ]
+    _storm_view(
         settings,
         "json" if as_json else fmt,
-        rows,
+        "supervisors",
         StormSupervisor,
-        problems,
-        [
-            "hostname",
-            "used_ports",
-            "ports",
-            "uptime_secs",
-            "version",
-            "memory_capacity_mb",
-            "cpu_capacity_pct",
-            "supervisor_id",
-        ],
+        lambda s: (s.hostname, s.supervisor_id),
+        columns,
     )
 
 
