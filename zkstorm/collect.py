@@ -39,7 +39,7 @@ from .records import (
 from .zk import Denied, RawNode, ReadOnlySession, WalkStats
 
 
-def to_znode(raw: RawNode, encoding: str, summary: str | None = None) -> Znode:
+def to_znode(raw: RawNode, encoding: str, summary: str | None = None, status: str = "not-decoded") -> Znode:
     st = raw.stat
     return Znode(
         path=raw.path,
@@ -57,6 +57,7 @@ def to_znode(raw: RawNode, encoding: str, summary: str | None = None) -> Znode:
         ephemeral=st.ephemeralOwner != 0,
         encoding=encoding,
         summary=summary,
+        decode_status=status,
     )
 
 
@@ -89,9 +90,9 @@ def decode_node(
             size=len(raw.data or b""),
             encoding=encoding,
         )
-        return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}"), [failure]
+        return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}", "failed"), [failure]
     summary = decoder.summarize(records) if decoder.summarize and records else None
-    return to_znode(raw, encoding, summary), records
+    return to_znode(raw, encoding, summary, "decoded"), records
 
 
 def walk(
@@ -218,6 +219,47 @@ KAFKA_TOP_LEVEL = (
 )
 
 
+class KafkaStateBuilder:
+    """Sorts the records of one Kafka root into a ``KafkaState``, znode by znode, as a walk yields them."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.state = state = KafkaState(root=root)
+        self._sinks: dict[type, Any] = {
+            KafkaBroker: state.brokers.append,
+            KafkaReplicaAssignment: state.assignments.append,
+            KafkaPartitionState: lambda r: state.states.__setitem__((r.topic, r.partition), r),
+            KafkaConfig: state.configs.append,
+            KafkaTopicDeletion: lambda r: state.deletions.__setitem__(r.topic, r),
+            KafkaReassignment: state.reassignments.append,
+            KafkaLogDirEvent: state.log_dir_events.append,
+            KafkaIsrChange: state.isr_changes.append,
+            KafkaTopic: state.topics.append,
+        }
+
+    def add(self, path: str, records: list[Any]) -> None:
+        state = self.state
+        parts = (relative_to(path, self.root) or "").split("/")
+        if len(parts) == 3 and parts[:2] == ["brokers", "ids"] and parts[2].lstrip("-").isdigit():
+            state.registered.add(int(parts[2]))  # a live session, decodable or not
+        for record in records:
+            kind = type(record)
+            if kind in self._sinks:
+                self._sinks[kind](record)
+            elif kind is KafkaController:
+                state.controller = record
+            elif kind is KafkaControllerEpoch:
+                state.controller_epoch = record
+            elif kind is KafkaMigration:
+                state.migration = record
+            elif kind in (DecodeFailure, DecodeWarning, Unreadable):
+                state.problems.append(record)
+                if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
+                    state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
+            else:
+                state.other.append(record)
+
+
 def collect_kafka(
     session: ReadOnlySession, root: str, *, show_secrets: bool = False, stats: WalkStats | None = None
 ) -> KafkaState:
@@ -225,48 +267,17 @@ def collect_kafka(
     from .paths import join
 
     roots = Roots(storm=(), kafka=(root,))
-    state = KafkaState(root=root)
-    sinks: dict[type, Any] = {
-        KafkaBroker: state.brokers.append,
-        KafkaReplicaAssignment: state.assignments.append,
-        KafkaPartitionState: lambda r: state.states.__setitem__((r.topic, r.partition), r),
-        KafkaConfig: state.configs.append,
-        KafkaTopicDeletion: lambda r: state.deletions.__setitem__(r.topic, r),
-        KafkaReassignment: state.reassignments.append,
-        KafkaLogDirEvent: state.log_dir_events.append,
-        KafkaIsrChange: state.isr_changes.append,
-        KafkaTopic: state.topics.append,
-    }
+    builder = KafkaStateBuilder(root)
     for top in KAFKA_TOP_LEVEL:
         try:
             for item in session.walk(join(root, top), stats=stats):
                 if isinstance(item, Denied):
-                    state.problems.append(Unreadable(path=item.path, reason=item.reason))
+                    builder.add(item.path, [Unreadable(path=item.path, reason=item.reason)])
                     continue
-                _, records = decode_node(item, roots=roots, show_secrets=show_secrets)
-                rel = relative_to(item.path, root) or ""
-                parts = rel.split("/")
-                if len(parts) == 3 and parts[:2] == ["brokers", "ids"] and parts[2].lstrip("-").isdigit():
-                    state.registered.add(int(parts[2]))  # a live session, decodable or not
-                for record in records:
-                    kind = type(record)
-                    if kind in sinks:
-                        sinks[kind](record)
-                    elif kind is KafkaController:
-                        state.controller = record
-                    elif kind is KafkaControllerEpoch:
-                        state.controller_epoch = record
-                    elif kind is KafkaMigration:
-                        state.migration = record
-                    elif kind in (DecodeFailure, DecodeWarning):
-                        state.problems.append(record)
-                        if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
-                            state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
-                    else:
-                        state.other.append(record)
+                builder.add(item.path, decode_node(item, roots=roots, show_secrets=show_secrets)[1])
         except NotFoundError:
             continue
-    return state
+    return builder.state
 
 
 def kafka_roots(session: ReadOnlySession, max_depth: int = 5) -> list[str]:

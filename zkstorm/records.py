@@ -34,6 +34,7 @@ class Znode:
     ephemeral: bool
     encoding: str
     summary: str | None = None
+    decode_status: str = "not-decoded"  # "decoded", "failed", or "not-decoded" (no decoder for this path)
 
     @property
     def name(self) -> str:
