@@ -222,8 +222,9 @@ KAFKA_TOP_LEVEL = (
 class KafkaStateBuilder:
     """Sorts the records of one Kafka root into a ``KafkaState``, znode by znode, as a walk yields them."""
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, *, keep_other: bool = True) -> None:
         self.root = root
+        self.keep_other = keep_other  # the views want ACLs, consumers…; a snapshot streams those instead
         self.state = state = KafkaState(root=root)
         self._sinks: dict[type, Any] = {
             KafkaBroker: state.brokers.append,
@@ -256,7 +257,7 @@ class KafkaStateBuilder:
                 state.problems.append(record)
                 if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
                     state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
-            else:
+            elif self.keep_other:
                 state.other.append(record)
 
 
@@ -287,3 +288,39 @@ def kafka_roots(session: ReadOnlySession, max_depth: int = 5) -> list[str]:
         if isinstance(item, RawNode) and (item.path.endswith("/brokers/ids") or item.path.endswith("/brokers/topics")):
             found.add(item.path.rsplit("/", 2)[0] or "/")
     return sorted(found)
+
+
+def snapshot_walk(
+    session: ReadOnlySession,
+    roots: Roots,
+    *,
+    now: float,
+    stats: WalkStats | None = None,
+    stale_after_secs: float = 30.0,
+) -> Iterator[Any]:
+    """Everything a snapshot keeps, from one walk of the whole ensemble: every znode, every decoded record
+    (executor stats included, secrets redacted), worker staleness as of ``now``, and per Kafka root the
+    partition health and findings derived at the end of the walk."""
+    from .health import kafka_findings, kafka_partitions, with_heartbeat_age
+    from .records import StormWorker
+
+    builders = [KafkaStateBuilder(root, keep_other=False) for root in roots.kafka]
+    for item in session.walk("/", stats=stats):
+        if isinstance(item, Denied):
+            yield Unreadable(path=item.path, reason=item.reason)
+            continue
+        znode, records = decode_node(item, roots=roots, detail=True)
+        yield znode
+        for record in records:
+            if isinstance(record, StormWorker):
+                record = with_heartbeat_age([record], now, stale_after_secs)[0]
+            yield record
+        for builder in builders:
+            if relative_to(item.path, builder.root) is not None:
+                builder.add(item.path, [r for r in records if type(r).__name__.startswith("Kafka")])
+    for builder in builders:
+        if not builder.state.registered and not builder.state.assignments and builder.state.controller is None:
+            continue  # no Kafka cluster at this root
+        partitions = kafka_partitions(builder.state)
+        yield from partitions
+        yield from kafka_findings(builder.state, partitions, int(now * 1000))

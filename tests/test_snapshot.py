@@ -1,0 +1,309 @@
+"""`zkstorm snapshot`: Parquet read back with pyarrow and with a real local SparkSession, atomicity
+under SIGKILL, idempotent re-runs, the lock, schema round trips, and no secret in any file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+import pytest
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot, load_cluster
+from tests.fixtures import expected
+from tests.test_cli import ENV, run
+from tests.test_output import SAMPLES
+from zkstorm.errors import ExitCode
+from zkstorm.records import RECORD_TYPES
+from zkstorm.sandbox import seed
+from zkstorm.schema import columns
+from zkstorm.snapshot import Lock, Snapshot, list_manifests, table_name
+from zkstorm.synth import cluster
+
+
+def snapshot(zk: str, out: Path, *args: str) -> Any:
+    result = run("--zk", zk, *args, "snapshot", str(out), "--cluster", "test")
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def read(out: Path, table: str) -> list[dict[str, Any]]:
+    path = out / table
+    if not path.exists():
+        return []
+    return ds.dataset(str(path), format="parquet", partitioning="hive").to_table().to_pylist()
+
+
+@pytest.fixture
+def storm_and_kafka(writer: KazooClient, zk_root: Chroot) -> Chroot:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    return zk_root
+
+
+def test_snapshot_of_fixture_clusters_equals_expected(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = snapshot(storm_and_kafka.zk, out, "--kafka-root", "/kafka-prod")
+    assert "snapshot test@" in result.stderr
+    (manifest,) = list_manifests_local(out)
+    storm = expected("storm", "storm2")["znodes"]
+    kafka = expected("kafka", "cluster-2x-chroot")
+
+    errors = read(out, "storm_errors")
+    stored = [v["value"] for v in storm.values() if v["record_type"] == "ErrorInfo"]
+    assert sorted((e["error"], e["time_secs"]) for e in errors) == sorted(
+        (v["error"], v["error_time_secs"]) for v in stored
+    )
+    topologies = read(out, "storm_topologys")
+    assert {t["name"] for t in topologies} == {
+        v["value"]["name"] for v in storm.values() if v["record_type"] == "StormBase"
+    }
+    workers = read(out, "storm_workers")
+    assert len(workers) == sum(v["record_type"] == "ClusterWorkerHeartbeat" for v in storm.values())
+    assert all(w["stale"] is True for w in workers)  # their beats are from 2025
+    stats = read(out, "storm_executor_stats")
+    assert stats and {s["metric"] for s in stats} >= {"emitted", "transferred", "acked"}
+
+    brokers = read(out, "kafka_brokers")
+    assert {b["broker_id"] for b in brokers} == {b["id"] for b in kafka["brokers"]}
+    partitions = read(out, "kafka_partitions")
+    assert len(partitions) == sum(t["partition_count"] for t in kafka["topics"])
+    assert sum(p["offline"] for p in partitions) == kafka["health"]["offline_partitions_count"]
+    assert sum(p["under_replicated"] for p in partitions) == kafka["health"]["under_replicated_partitions_count"]
+    findings = read(out, "kafka_findings")
+    assert sum(f["kind"] == "offline_partition" for f in findings) == kafka["health"]["offline_partitions_count"]
+
+    znodes = read(out, "znodes")
+    assert len(znodes) == manifest["znodes"] == manifest["tables"]["znodes"]
+    assert {z["decode_status"] for z in znodes} >= {"decoded", "not-decoded"}
+    for table, rows in manifest["tables"].items():
+        got = read(out, table)
+        assert len(got) == rows, table
+        assert {r["snapshot_id"] for r in got} == {manifest["snapshot_id"]}
+        assert {r["cluster"] for r in got} == {"test"}
+        assert {r["snapshot_date"] for r in got} == {manifest["snapshot_date"]}
+    assert manifest["zxid_min"] <= manifest["zxid_max"] and manifest["schema_version"] == 1
+
+
+def list_manifests_local(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted((out / "_manifests").glob("*.json"))]
+
+
+def test_snapshot_reads_back_in_spark(spark: Any, storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    snapshot(storm_and_kafka.zk, out, "--kafka-root", "/kafka-prod")
+    (manifest,) = list_manifests_local(out)
+    for table, rows in manifest["tables"].items():
+        frame = spark.read.parquet(str(out / table))
+        assert frame.count() == rows, table
+        assert "snapshot_date" in frame.columns and "snapshot_id" in frame.columns
+    errors = spark.read.parquet(str(out / "storm_errors"))
+    stored = [v for v in expected("storm", "storm2")["znodes"].values() if v["record_type"] == "ErrorInfo"]
+    by_component = {r["component"]: r["count"] for r in errors.groupBy("component").count().collect()}
+    assert sum(by_component.values()) == len(stored) and "score~v3" in by_component
+    partitions = spark.read.parquet(str(out / "kafka_partitions"))
+    health = expected("kafka", "cluster-2x-chroot")["health"]
+    assert partitions.filter("offline").count() == health["offline_partitions_count"]
+
+
+def test_rerun_replaces_and_never_duplicates(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    snapshot(storm_and_kafka.zk, out)
+    first = {t: len(read(out, t)) for t in list_manifests_local(out)[0]["tables"]}
+    snapshot(storm_and_kafka.zk, out)
+    assert {t: len(read(out, t)) for t in first} == first
+    assert len(list_manifests_local(out)) == 1
+    snapshot(storm_and_kafka.zk, out, "--show-secrets")  # ignored for snapshots, said so
+    run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--cluster", "test", "--snapshot-id", "second")
+    assert len(read(out, "znodes")) == 2 * first["znodes"]
+    assert len(list_manifests_local(out)) == 2
+
+
+def test_no_secret_in_any_file(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    snapshot(storm_and_kafka.zk, out, "--kafka-root", "/kafka-prod", "--show-secrets")
+    storm = expected("storm", "storm2")["znodes"].values()
+    secrets = [s for v in storm if v["record_type"] == "Credentials" for s in v["value"]["creds"].values()]
+    secrets += [v["value"]["key"] for v in storm if v["record_type"] == "PrivateWorkerKey"]
+    configs = expected("kafka", "cluster-2x-chroot")["configs"]
+    secrets += [e["config"][k] for ents in configs.values() for e in ents.values() for k in e.get("sensitive_keys", [])]
+    assert len(secrets) >= 6
+    values: list[str] = []
+    for table_dir in out.iterdir():
+        if table_dir.name.startswith("_"):
+            values.append("\n".join(p.read_text() for p in table_dir.glob("*.json")))
+            continue
+        for row in read(out, table_dir.name):
+            values.extend(str(v) for v in row.values())
+    raw = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    everything = "\n".join(values)
+    for secret in secrets:
+        assert secret[:20] not in everything
+        assert secret[:20].encode() not in raw
+
+
+def test_schema_round_trip_of_every_record_type(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    at = datetime(2025, 7, 8, 12, 0, tzinfo=timezone.utc)
+    with Snapshot(str(out), snapshot_id="rt", cluster="c", snapshot_time=at) as snap:
+        for record in SAMPLES.values():
+            snap.add(record)
+        snap.commit({})
+    for record_type in RECORD_TYPES:
+        (row,) = read(out, table_name(record_type))
+        for column in columns(record_type):
+            value = getattr(SAMPLES[record_type], column.name)
+            assert row[column.name] == (list(value) if isinstance(value, tuple) else value), column.name
+        assert (row["snapshot_id"], row["cluster"], row["snapshot_time"]) == ("rt", "c", at)
+
+
+def test_adding_a_column_keeps_older_snapshots_readable(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    old = tmp_path / "t" / "snapshot_date=2025-01-01"
+    new = tmp_path / "t" / "snapshot_date=2025-01-02"
+    old.mkdir(parents=True)
+    new.mkdir(parents=True)
+    pq.write_table(pa.table({"snapshot_id": ["a"], "path": ["/x"]}), old / "part-a.parquet")
+    pq.write_table(pa.table({"snapshot_id": ["b"], "path": ["/y"], "added": [1]}), new / "part-b.parquet")
+    schemas = [pq.read_schema(p) for p in (old / "part-a.parquet", new / "part-b.parquet")]
+    dataset = ds.dataset(str(tmp_path / "t"), schema=pa.unify_schemas(schemas), partitioning="hive")
+    rows = sorted(dataset.to_table().to_pylist(), key=lambda r: r["snapshot_id"])
+    assert [r["added"] for r in rows] == [None, 1]
+
+
+def test_lock_stops_a_second_writer(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    out = tmp_path / "out"
+    out.mkdir()
+    lock = Lock(pafs.LocalFileSystem(), str(out / "_lock"), local=True)
+    lock.acquire()
+    try:
+        result = run("--zk", storm_and_kafka.zk, "snapshot", str(out))
+        assert result.exit_code == ExitCode.ERROR and "another snapshot" in result.stderr
+        assert not list(out.glob("*/*/*.parquet"))
+    finally:
+        lock.release()
+    snapshot(storm_and_kafka.zk, out)
+
+
+def test_stale_lock_of_a_dead_process_is_taken_over(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_lock").write_text(json.dumps({"pid": 2**22 + 12345, "host": os.uname().nodename, "since": 0}))
+    snapshot(storm_and_kafka.zk, out)
+
+
+def _snapshot_process(zk: str, out: Path, snapshot_id: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "zkstorm.cli",
+            "--zk",
+            zk,
+            "--kafka-root",
+            "/kafka",
+            "snapshot",
+            str(out),
+            "--cluster",
+            "big",
+            "--snapshot-id",
+            snapshot_id,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **ENV},
+    )
+
+
+@pytest.fixture
+def big_tree(zk_root: Chroot) -> Chroot:
+    seed(zk_root.zk, cluster(scale=30, now=int(time.time())), keep_session=False)
+    return zk_root
+
+
+def test_sigkill_at_any_moment_leaves_previous_state_or_whole_files(big_tree: Chroot, tmp_path: Path) -> None:
+    """Each table shows the previous snapshot or the new one's complete file, never a partial one; the
+    manifest (what the history job reads) appears only after every file; the next run cleans up."""
+    out = tmp_path / "out"
+    started = time.monotonic()
+    first = _snapshot_process(big_tree.zk, out, "A")
+    assert first.wait(120) == 0, first.stderr.read() if first.stderr else ""
+    duration = time.monotonic() - started
+    before = {t: len(read(out, t)) for t in list_manifests_local(out)[0]["tables"]}
+    for fraction in (0.25, 0.5, 0.75, 0.95):
+        victim = _snapshot_process(big_tree.zk, out, "B")
+        time.sleep(duration * fraction)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(30)
+        manifests = {m["snapshot_id"]: m for m in list_manifests_local(out)}
+        for table, rows in before.items():
+            got = read(out, table)  # a partial Parquet file would fail to read here
+            assert {r["snapshot_id"] for r in got} <= {"A", "B"}, table
+            assert sum(r["snapshot_id"] == "A" for r in got) == rows, table
+            if "B" in manifests:
+                assert sum(r["snapshot_id"] == "B" for r in got) == manifests["B"]["tables"].get(table, 0), table
+        assert not list(out.rglob(".*.parquet.tmp")) or "B" not in manifests
+    again = _snapshot_process(big_tree.zk, out, "B")  # the next run cleans up and commits whole
+    assert again.wait(120) == 0
+    manifests = {m["snapshot_id"]: m for m in list_manifests_local(out)}
+    for table, rows in manifests["B"]["tables"].items():
+        assert sum(r["snapshot_id"] == "B" for r in read(out, table)) == rows, table
+    assert not list(out.rglob(".*.tmp"))
+
+
+def test_two_concurrent_runs(big_tree: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runs = [_snapshot_process(big_tree.zk, out, "C") for _ in range(2)]
+    codes = sorted(p.wait(120) for p in runs)
+    errors = "".join(p.stderr.read() for p in runs if p.stderr)
+    assert codes in ([0, 0], [0, 1])
+    if codes == [0, 1]:
+        assert "another snapshot" in errors
+    (manifest,) = list_manifests_local(out)
+    for table, rows in manifest["tables"].items():
+        assert len(read(out, table)) == rows, table  # whoever won, exactly one copy
+
+
+def test_keep_days_prunes_old_partitions(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    snapshot(storm_and_kafka.zk, out)
+    old = out / "znodes" / "snapshot_date=2020-01-01"
+    old.mkdir()
+    (old / "part-old.parquet").write_bytes((next((out / "znodes").glob("*/*.parquet"))).read_bytes())
+    manifest = list_manifests_local(out)[0]
+    (out / "_manifests" / "old.json").write_text(
+        json.dumps(
+            {
+                **manifest,
+                "snapshot_id": "old",
+                "snapshot_date": "2020-01-01",
+                "snapshot_time": "2020-01-01T00:00:00Z",
+                "files": ["znodes/snapshot_date=2020-01-01/part-old.parquet"],
+            }
+        )
+    )
+    result = run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--cluster", "test", "--keep-days", "30")
+    assert result.exit_code == 0 and "pruned 1 partitions" in result.stderr
+    assert not old.exists() and len(list_manifests_local(out)) == 1
+
+
+def test_manifest_listing_api(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    out = tmp_path / "out"
+    snapshot(storm_and_kafka.zk, out)
+    (manifest,) = list_manifests(pafs.LocalFileSystem(), str(out))
+    assert manifest["tool"].startswith("zkstorm ") and manifest["source"]["zk"]
