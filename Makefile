@@ -36,4 +36,4 @@ lint: $(STAMP) ## ruff (format check + lint) and mypy
 
 clean: ## Remove the virtualenv, caches and demo state
 	-ZKSTORM_SANDBOX_DIR=$(DEMO_SANDBOX) $(BIN)/zkstorm sandbox stop 2>/dev/null
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results $(DEMO_SANDBOX) *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results $(DEMO_SANDBOX) .demo-snapshots *.egg-info

@@ -307,3 +307,11 @@ def test_manifest_listing_api(storm_and_kafka: Chroot, tmp_path: Path) -> None:
     snapshot(storm_and_kafka.zk, out)
     (manifest,) = list_manifests(pafs.LocalFileSystem(), str(out))
     assert manifest["tool"].startswith("zkstorm ") and manifest["source"]["zk"]
+
+
+def test_readme_documents_the_current_schema() -> None:
+    from zkstorm.snapshot import schema_markdown
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    documented = readme.split("<!-- schema:start -->\n", 1)[1].split("<!-- schema:end -->", 1)[0]
+    assert documented == schema_markdown()

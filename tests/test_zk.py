@@ -174,6 +174,7 @@ class _DroppingProxy:
 
     def __init__(self, target_port: int) -> None:
         self.target_port = target_port
+        self.stalled = threading.Event()  # when set: connections stay open but nothing reaches the client
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.sockets: list[socket.socket] = []
@@ -190,12 +191,13 @@ class _DroppingProxy:
             with self.lock:
                 self.sockets += [client, upstream]
             for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+                threading.Thread(target=self._pipe, args=(a, b, b is client), daemon=True).start()
 
-    @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    def _pipe(self, src: socket.socket, dst: socket.socket, to_client: bool) -> None:
         try:
             while data := src.recv(65536):
+                if to_client and self.stalled.is_set():
+                    continue  # swallow replies: a server that has stopped answering
                 dst.sendall(data)
         except OSError:
             pass
@@ -233,3 +235,22 @@ def test_connection_loss_mid_walk_is_retried_and_the_walk_completes(
         proxy.close()
     assert sorted(seen) == sorted(["/"] + [f"/n{i:02d}" for i in range(40)])
     assert stats.retries >= 1
+
+
+def test_a_server_that_stops_answering_ends_the_walk_with_a_clear_error(
+    zk_server, writer: KazooClient, zk_root: Chroot
+) -> None:  # type: ignore[no-untyped-def]
+    for i in range(40):
+        writer.create(f"{zk_root.path}/n{i:02d}", b"v")
+    proxy = _DroppingProxy(zk_server.port)
+    started = time.monotonic()
+    try:
+        with ReadOnlySession(f"127.0.0.1:{proxy.port}{zk_root.path}", timeout=2) as session:
+            walk = session.walk("/", batch_size=4, in_flight=2)
+            next(walk)
+            proxy.stalled.set()
+            with pytest.raises(ZookeeperError, match="stopped answering|could not reconnect|lost"):
+                list(walk)
+    finally:
+        proxy.close()
+    assert time.monotonic() - started < 30

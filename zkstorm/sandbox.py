@@ -117,7 +117,11 @@ class Sandbox:
             return False
         self.stop()  # clear a stale state dir left by a killed sandbox
         self.dir.mkdir(parents=True, exist_ok=True)
-        server = ZkServer(self.dir, port=port, detach=True, extra_config={"maxSessionTimeout": str(_SESSION_MS)})
+        # A sandbox scaled for benchmarks holds hundreds of thousands of znodes: give it room.
+        heap = os.environ.get("ZKSTORM_SANDBOX_HEAP", "2g")
+        server = ZkServer(
+            self.dir, port=port, detach=True, extra_config={"maxSessionTimeout": str(_SESSION_MS)}, heap=heap
+        )
         server.start()
         self._state_file.write_text(json.dumps({"pid": server.pid, "port": server.port, "started": time.time()}))
         return True

@@ -109,8 +109,9 @@ class Snapshot:
     Leaving the block without ``commit`` (an exception, Ctrl-C) deletes every temporary file.
     """
 
-    def __init__(self, out: str, *, snapshot_id: str, cluster: str, snapshot_time: datetime,
-                 batch_rows: int = 4096) -> None:  # fmt: skip
+    def __init__(
+        self, out: str, *, snapshot_id: str, cluster: str, snapshot_time: datetime, batch_rows: int = 4096
+    ) -> None:
         self.filesystem: pafs.FileSystem
         self.base: str
         if "://" in out:
@@ -329,3 +330,21 @@ def prune(filesystem: pafs.FileSystem, base: str, keep_days: int, today: date) -
         if date.fromisoformat(manifest["snapshot_date"]) < cutoff:
             filesystem.delete_file(f"{base}/{MANIFESTS}/{safe_name(manifest['snapshot_id'])}.json")
     return removed
+
+
+def schema_markdown() -> str:
+    """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it."""
+    from .records import RECORD_TYPES
+
+    lines = [
+        f"Schema version {SCHEMA_VERSION}. Every table starts with `snapshot_id` (string), `snapshot_time` "
+        "(timestamp[ms, UTC]) and `cluster` (string); `snapshot_date` comes from the directory.",
+        "",
+    ]
+    lines += ["| table | columns (type; `?` = nullable) |", "|---|---|"]
+    for record_type in sorted(RECORD_TYPES, key=table_name):
+        cols = ", ".join(
+            f"`{c.name}` {c.kind.replace('str', 'string')}{'?' if c.nullable else ''}" for c in columns(record_type)
+        )
+        lines.append(f"| `{table_name(record_type)}` | {cols} |")
+    return "\n".join(lines) + "\n"

@@ -159,6 +159,7 @@ class Denied(NamedTuple):
 # --- multiRead (OpCode 22, ZooKeeper 3.6+) -----------------------------------------------------------
 
 _GET, _CHILDREN = 4, 8  # ZooDefs.OpCode.getData / getChildren
+_TARGET_RESPONSE = 1 << 20  # bytes one multiRead reply should stay near, for the server's sake
 _MULTI_READ = 22
 _ERROR = -1
 _multi_header = struct.Struct("!iBi")
@@ -488,6 +489,11 @@ class ReadOnlySession:
 
         stats = stats if stats is not None else WalkStats()
         use_multi = self.supports_multiread() if multiread is None else multiread
+        # A server that stops answering (overloaded, out of memory) must end the walk with a clear error,
+        # not keep it retrying: give up when no batch has completed for this long.
+        patience = max(self.timeout * 3, 5.0)
+        last_progress = time.monotonic()
+        average_size = 256.0  # moving average of data sizes: keeps one response near _TARGET_RESPONSE
         submit = self._submit_multi if use_multi else self._submit_single
         start = _normalise(path)
         todo: deque[tuple[int, str, int]] = deque([(_GET, start, 0)])
@@ -495,7 +501,8 @@ class ReadOnlySession:
         lost = (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError)
         while todo or flying:
             while todo and len(flying) < in_flight:
-                n = min(batch_size, len(todo))
+                adaptive = min(batch_size, max(8, int(_TARGET_RESPONSE // average_size)))
+                n = min(adaptive, len(todo))
                 ops = [todo.popleft() for _ in range(n)]
                 flying.append((ops, submit([(op, p) for op, p, _ in ops])))
                 stats.requests += 1
@@ -504,10 +511,15 @@ class ReadOnlySession:
                 results = pending.get(timeout=self.timeout)
             except lost as exc:
                 stats.retries += 1
+                if time.monotonic() - last_progress > patience:
+                    raise ZookeeperError(
+                        f"ZooKeeper at {self.target} stopped answering: no reply for {patience:g}s ({exc!r})"
+                    ) from None
                 log.warning("connection lost during the walk (%r); resuming", exc)
                 self._wait_connected(time.monotonic() + self.timeout)
                 todo.extendleft(reversed(ops))
                 continue
+            last_progress = time.monotonic()
             for (op, node_path, depth), result in zip(ops, results, strict=False):
                 if op == _GET:
                     if isinstance(result, NoNodeError):
@@ -523,6 +535,7 @@ class ReadOnlySession:
                     else:
                         data, stat = result
                         stat = stat if type(stat) is Stat else Stat._make(stat)
+                        average_size += (stat.dataLength + 64 - average_size) / 32
                         stats.znodes += 1
                         yield RawNode(node_path, stat, data)
                         if stat.numChildren > 0 and (max_depth is None or depth < max_depth):

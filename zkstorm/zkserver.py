@@ -102,10 +102,12 @@ class ZkServer:
         detach: bool = False,
         extra_config: dict[str, str] | None = None,
         jvm_options: list[str] | None = None,
+        heap: str = "512m",
     ):
         self._own_dir = data_dir is None
         self.extra_config = extra_config or {}
         self.jvm_options = jvm_options or []
+        self.heap = heap
         self.base = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="zkstorm-zk-"))
         self.port = port or free_port()
         self.detach = detach
@@ -157,7 +159,7 @@ class ZkServer:
         config = self._write_config()
         command = [
             java_executable(),
-            "-Xmx512m",
+            f"-Xmx{self.heap}",
             "-XX:+UseSerialGC",
             f"-Dlog4j2.configurationFile={self.base / 'log4j2.properties'}",
             "-Dzookeeper.admin.enableServer=false",
