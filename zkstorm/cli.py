@@ -952,11 +952,11 @@ def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
 def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, fmt: str, as_json: bool) -> None:
     """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
     lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration."""
-    from .health import kafka_findings, kafka_partitions
+    from .health import kafka_findings
     from .records import KafkaFinding
 
     state = _kafka_state(settings)
-    findings = kafka_findings(state, kafka_partitions(state, default_min_isr), int(time.time() * 1000))
+    findings = kafka_findings(state, int(time.time() * 1000), default_min_isr)
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: (order.get(f.level, 3), f.kind, f.topic or "", f.partition or 0))
     _emit_view(

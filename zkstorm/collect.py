@@ -301,7 +301,7 @@ def snapshot_walk(
     """Everything a snapshot keeps, from one walk of the whole ensemble: every znode, every decoded record
     (executor stats included, secrets redacted), worker staleness as of ``now``, and per Kafka root the
     partition health and findings derived at the end of the walk."""
-    from .health import kafka_findings, kafka_partitions, with_heartbeat_age
+    from .health import kafka_health_records, with_heartbeat_age
     from .records import StormWorker
 
     builders = [KafkaStateBuilder(root, keep_other=False) for root in roots.kafka]
@@ -321,6 +321,4 @@ def snapshot_walk(
     for builder in builders:
         if not builder.state.registered and not builder.state.assignments and builder.state.controller is None:
             continue  # no Kafka cluster at this root
-        partitions = kafka_partitions(builder.state)
-        yield from partitions
-        yield from kafka_findings(builder.state, partitions, int(now * 1000))
+        yield from kafka_health_records(builder.state, int(now * 1000))

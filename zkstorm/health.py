@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,15 +95,19 @@ def min_isr_resolver(state: KafkaState, stated_default: int | None) -> Any:
 
 
 def kafka_partitions(state: KafkaState, stated_default_min_isr: int | None = None) -> list[KafkaPartition]:
+    return list(iter_partitions(state, stated_default_min_isr))
+
+
+def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None) -> Iterator[KafkaPartition]:
+    """Each partition joined with its state and judged, one at a time (a snapshot streams them)."""
     resolve = min_isr_resolver(state, stated_default_min_isr)
-    rows = []
     for a in sorted(state.assignments, key=lambda a: (a.topic, a.partition)):
         key = (a.topic, a.partition)
         min_isr, source = resolve(a.topic)
         pending = a.topic in state.deletions
         s = state.states.get(key)
         if s is None and key in state.unreadable_states:
-            rows.append(
+            yield (
                 KafkaPartition(
                     topic=a.topic,
                     partition=a.partition,
@@ -145,7 +149,7 @@ def kafka_partitions(state: KafkaState, stated_default_min_isr: int | None = Non
             if under_replicated
             else "ok"
         )
-        rows.append(
+        yield (
             KafkaPartition(
                 topic=a.topic,
                 partition=a.partition,
@@ -169,7 +173,6 @@ def kafka_partitions(state: KafkaState, stated_default_min_isr: int | None = Non
                 health=health,
             )
         )
-    return rows
 
 
 def kraft_migrated(state: KafkaState) -> bool:
@@ -177,7 +180,17 @@ def kraft_migrated(state: KafkaState) -> bool:
     return state.migration is not None and not state.registered
 
 
-def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: int) -> list[KafkaFinding]:
+def kafka_findings(state: KafkaState, now_ms: int, stated_default_min_isr: int | None = None) -> list[KafkaFinding]:
+    records = kafka_health_records(state, now_ms, stated_default_min_isr, partitions=False)
+    return [r for r in records if isinstance(r, KafkaFinding)]
+
+
+def kafka_health_records(
+    state: KafkaState, now_ms: int, stated_default_min_isr: int | None = None, *, partitions: bool = True
+) -> Iterator[KafkaPartition | KafkaFinding]:
+    """One pass over the partitions: each ``KafkaPartition`` (when asked) and the findings it raises, then
+    the broker- and cluster-level findings. Nothing but counters is kept, so memory does not grow with
+    the partition count."""
     out: list[KafkaFinding] = []
 
     def add(
@@ -205,7 +218,8 @@ def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: 
                 f"not the live state; read the cluster from its KRaft controllers",
                 broker_id=m.kraft_controller_id,
             )
-            return out  # partition facts from a frozen copy are not current: report none of them
+            yield from out
+            return  # partition facts from a frozen copy are not current: report none of them
         add(
             "kraft_migration",
             "info",
@@ -224,95 +238,125 @@ def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: 
             broker_id=controller.broker_id,
         )
 
-    for p in partitions:
-        where = f"{p.topic}-{p.partition}"
-        if p.health == "unknown":
-            add(
-                "unknown_partition_state",
-                "warning",
-                f"{where}: its state znode cannot be decoded ({state.unreadable_states.get((p.topic, p.partition))}); "
-                "its health is unknown",
-                p.topic,
-                p.partition,
+    yield from out
+    out.clear()
+    misled: dict[int, int] = {}
+    named: dict[int, int] = {}
+    preferred_for: dict[int, int] = {}
+    blockers: dict[str, set[int]] = {topic: set() for topic in state.deletions}
+    for p in iter_partitions(state, stated_default_min_isr):
+        if partitions:
+            yield p
+        for b in p.replicas:
+            named[b] = named.get(b, 0) + 1
+            if p.topic in blockers and b not in state.registered:
+                blockers[p.topic].add(b)
+        if p.replicas:
+            preferred_for[p.replicas[0]] = preferred_for.get(p.replicas[0], 0) + 1
+        if p.preferred_leader is False and p.leader is not None:
+            misled[p.leader] = misled.get(p.leader, 0) + 1
+        _partition_findings(p, state, add)
+        yield from out
+        out.clear()
+    _per_broker(misled, named, preferred_for, state, add)
+    yield from _cluster_findings(state, now_ms, blockers, add, out)
+
+
+def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
+    """The findings of one partition, through ``add``."""
+    where = f"{p.topic}-{p.partition}"
+    if p.health == "unknown":
+        add(
+            "unknown_partition_state",
+            "warning",
+            f"{where}: its state znode cannot be decoded ({state.unreadable_states.get((p.topic, p.partition))}); "
+            "its health is unknown",
+            p.topic,
+            p.partition,
+        )
+        return
+    deleting = " (the topic is being deleted)" if p.pending_deletion else ""
+    if p.offline:
+        last = ", ".join(str(b) for b in p.isr) or "none"
+        dead = [b for b in p.isr if b not in state.registered]
+        why = (
+            (
+                f"its last ISR member{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
+                f"{'are' if len(dead) > 1 else 'is'} not registered (dead)"
             )
-            continue
-        deleting = " (the topic is being deleted)" if p.pending_deletion else ""
-        if p.offline:
-            last = ", ".join(str(b) for b in p.isr) or "none"
-            dead = [b for b in p.isr if b not in state.registered]
-            why = (
-                (
-                    f"its last ISR member{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
-                    f"{'are' if len(dead) > 1 else 'is'} not registered (dead)"
-                )
-                if dead
-                else f"last ISR [{last}]"
-            )
-            leader = "no leader" if p.leader == -1 else f"leader {p.leader} is not registered"
-            add(
-                "offline_partition",
-                "error",
-                f"{where} is offline: {leader}; {why}{deleting}",
-                p.topic,
-                p.partition,
-                dead[0] if dead else None,
-            )
-        if p.under_replicated:
-            rf = len(p.replicas) - len(p.adding_replicas)
-            add(
-                "under_replicated",
-                "warning",
-                f"{where}: ISR {list(p.isr)} holds {len(p.isr)} of {rf} replicas{deleting}",
-                p.topic,
-                p.partition,
-            )
-        if p.under_min_isr:
-            cause = "no leader" if p.leader == -1 else f"ISR {len(p.isr)} < min.insync.replicas {p.min_isr}"
-            add(
-                "under_min_isr",
-                "error",
-                f"{where}: {cause} ({_source(p.min_isr_source)}): acks=all producers fail{deleting}",
-                p.topic,
-                p.partition,
-            )
-        elif p.at_min_isr:
-            add(
-                "at_min_isr",
-                "warning",
-                f"{where}: ISR {len(p.isr)} == min.insync.replicas {p.min_isr} ({_source(p.min_isr_source)}): "
-                "one more lost replica stops acks=all producers",
-                p.topic,
-                p.partition,
-            )
-        if p.preferred_leader is False:
-            add(
-                "preferred_leader_imbalance",
-                "info",
-                f"{where}: led by {p.leader}, preferred leader is {p.replicas[0]}",
-                p.topic,
-                p.partition,
-                p.leader,
-            )
-        strangers = [b for b in p.isr if b not in p.replicas]
-        if strangers:
-            add(
-                "isr_not_in_replicas",
-                "error",
-                f"{where}: ISR members {strangers} are not replicas",
-                p.topic,
-                p.partition,
-            )
-        unregistered = [b for b in p.replicas if b not in state.registered]
-        if unregistered:
-            add(
-                "unregistered_replicas",
-                "warning",
-                f"{where}: replica{'s' if len(unregistered) > 1 else ''} {unregistered} not registered",
-                p.topic,
-                p.partition,
-                unregistered[0],
-            )
-    _per_broker(partitions, state, add)
+            if dead
+            else f"last ISR [{last}]"
+        )
+        leader = "no leader" if p.leader == -1 else f"leader {p.leader} is not registered"
+        add(
+            "offline_partition",
+            "error",
+            f"{where} is offline: {leader}; {why}{deleting}",
+            p.topic,
+            p.partition,
+            dead[0] if dead else None,
+        )
+    if p.under_replicated:
+        rf = len(p.replicas) - len(p.adding_replicas)
+        add(
+            "under_replicated",
+            "warning",
+            f"{where}: ISR {list(p.isr)} holds {len(p.isr)} of {rf} replicas{deleting}",
+            p.topic,
+            p.partition,
+        )
+    if p.under_min_isr:
+        cause = "no leader" if p.leader == -1 else f"ISR {len(p.isr)} < min.insync.replicas {p.min_isr}"
+        add(
+            "under_min_isr",
+            "error",
+            f"{where}: {cause} ({_source(p.min_isr_source)}): acks=all producers fail{deleting}",
+            p.topic,
+            p.partition,
+        )
+    elif p.at_min_isr:
+        add(
+            "at_min_isr",
+            "warning",
+            f"{where}: ISR {len(p.isr)} == min.insync.replicas {p.min_isr} ({_source(p.min_isr_source)}): "
+            "one more lost replica stops acks=all producers",
+            p.topic,
+            p.partition,
+        )
+    if p.preferred_leader is False:
+        add(
+            "preferred_leader_imbalance",
+            "info",
+            f"{where}: led by {p.leader}, preferred leader is {p.replicas[0]}",
+            p.topic,
+            p.partition,
+            p.leader,
+        )
+    strangers = [b for b in p.isr if b not in p.replicas]
+    if strangers:
+        add(
+            "isr_not_in_replicas",
+            "error",
+            f"{where}: ISR members {strangers} are not replicas",
+            p.topic,
+            p.partition,
+        )
+    unregistered = [b for b in p.replicas if b not in state.registered]
+    if unregistered:
+        add(
+            "unregistered_replicas",
+            "warning",
+            f"{where}: replica{'s' if len(unregistered) > 1 else ''} {unregistered} not registered",
+            p.topic,
+            p.partition,
+            unregistered[0],
+        )
+
+
+def _cluster_findings(
+    state: KafkaState, now_ms: int, blockers: dict[str, set[int]], add: Any, out: list[KafkaFinding]
+) -> Iterator[KafkaFinding]:
+    """Reassignments, stuck deletions (with what blocks them) and failed log directories."""
     for r in state.reassignments:
         add(
             "reassignment_in_flight",
@@ -323,8 +367,8 @@ def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: 
         )
     for topic, marker in sorted(state.deletions.items()):
         age = _age(now_ms - marker.marked_ms) if marker.marked_ms else "an unknown time"
-        blockers = sorted({b for p in partitions if p.topic == topic for b in p.replicas if b not in state.registered})
-        why = f"; replicas on unregistered brokers {blockers} block it" if blockers else ""
+        blocked = sorted(blockers.get(topic, ()))
+        why = f"; replicas on unregistered brokers {blocked} block it" if blocked else ""
         add("topic_deletion_pending", "warning", f"topic {topic} was marked for deletion {age} ago{why}", topic)
     for event in state.log_dir_events:
         add(
@@ -333,21 +377,13 @@ def kafka_findings(state: KafkaState, partitions: list[KafkaPartition], now_ms: 
             f"broker {event.broker_id} reported a failed log directory ({event.node})",
             broker_id=event.broker_id,
         )
-    return out
+    yield from out
 
 
-def _per_broker(partitions: list[KafkaPartition], state: KafkaState, add: Any) -> None:
+def _per_broker(
+    misled: dict[int, int], named: dict[int, int], preferred_for: dict[int, int], state: KafkaState, add: Any
+) -> None:
     """Broker-level views of the partition facts: who leads what it should not, who is gone."""
-    misled: dict[int, int] = {}
-    named: dict[int, int] = {}
-    preferred_for: dict[int, int] = {}
-    for p in partitions:
-        if p.preferred_leader is False and p.leader is not None:
-            misled[p.leader] = misled.get(p.leader, 0) + 1
-        for b in p.replicas:
-            named[b] = named.get(b, 0) + 1
-        if p.replicas:
-            preferred_for[p.replicas[0]] = preferred_for.get(p.replicas[0], 0) + 1
     for broker, count in sorted(misled.items()):
         add(
             "leader_imbalance",
