@@ -25,9 +25,10 @@ demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters 
 test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP) ## Benchmarks: the walk and Storm decoding (~31,000 znodes), kafka health (~100,000 partitions)
-	$(BIN)/python bench/bench_walk.py --json bench-results/walk.json
-	$(BIN)/python bench/bench_kafka.py --json bench-results/kafka.json
+bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes)
+	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
+	$(BIN)/python -u bench/bench_kafka.py --json bench-results/kafka.json
+	$(BIN)/python -u bench/bench_snapshot.py --json bench-results/snapshot.json
 
 lint: $(STAMP) ## ruff (format check + lint) and mypy
 	$(BIN)/ruff format --check zkstorm tests bench

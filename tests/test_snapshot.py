@@ -315,3 +315,57 @@ def test_readme_documents_the_current_schema() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     documented = readme.split("<!-- schema:start -->\n", 1)[1].split("<!-- schema:end -->", 1)[0]
     assert documented == schema_markdown()
+
+
+STORM_ROOT = {"storm2": "/storm", "storm1": "/storm1", "encodings": "/storm-next", "legacy09": "/legacy-storm"}
+KAFKA_ROOT = {
+    "cluster-2x-chroot": "/kafka-prod",
+    "cluster-08-root": "/",
+    "migrated-kraft": "/clusters/analytics",
+    "corrupt": "/",
+}
+
+
+@pytest.mark.parametrize(("system", "name"), [("storm", n) for n in STORM_ROOT] + [("kafka", n) for n in KAFKA_ROOT])
+def test_every_fixture_cluster_snapshots_whole(
+    spark: Any, writer: KazooClient, zk_root: Chroot, tmp_path: Path, system: str, name: str
+) -> None:
+    from tests.fixtures import SERVER_NODES, manifest
+
+    load_cluster(writer, zk_root.path, system, name)
+    out = tmp_path / "out"
+    root = ["--storm-root", STORM_ROOT[name]] if system == "storm" else ["--kafka-root", KAFKA_ROOT[name]]
+    snapshot(zk_root.zk, out, *root)
+    (meta,) = list_manifests_local(out)
+    nodes = [n for n in manifest(system, name) if n.path not in SERVER_NODES]
+    assert meta["tables"]["znodes"] == len(nodes) + 1  # plus the chroot itself
+    exp = expected(system, name)
+    if system == "storm":
+        znodes = exp["znodes"]
+        errors = sum(
+            v["record_type"] in ("ErrorInfo", "error map") for p, v in znodes.items() if p.startswith(STORM_ROOT[name])
+        )
+        assert meta["tables"].get("storm_errors", 0) == errors
+        bases = sum(
+            "/storms/" in p
+            for p, v in znodes.items()
+            if p.startswith(STORM_ROOT[name]) and v["encoding"] != "storm-dir-marker"
+        )
+        assert meta["tables"].get("storm_topologys", 0) == bases
+    elif name == "corrupt":
+        assert meta["tables"]["decode_failures"] == exp["derived"]["counts"]["errors"]
+        assert meta["tables"]["decode_warnings"] == exp["derived"]["counts"]["warnings"]
+    else:
+        assert meta["tables"].get("kafka_brokers", 0) == len(exp["brokers"])
+        assert meta["tables"]["kafka_replica_assignments"] == sum(t["partition_count"] for t in exp["topics"])
+    for table, rows in meta["tables"].items():
+        assert len(read(out, table)) == rows, table
+        assert spark.read.parquet(str(out / table)).count() == rows, table
+
+
+def test_out_may_be_a_filesystem_uri(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "uri-out"
+    result = run("--zk", storm_and_kafka.zk, "snapshot", out.as_uri(), "--cluster", "uri")
+    assert result.exit_code == 0, result.output
+    (meta,) = list_manifests_local(out)
+    assert len(read(out, "znodes")) == meta["tables"]["znodes"]

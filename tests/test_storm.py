@@ -249,3 +249,12 @@ def test_legacy_task_layout_is_recognised() -> None:
     (legacy,) = records
     assert isinstance(legacy, StormLegacyNode)
     assert (legacy.layout, legacy.task_id, legacy.detail) == ("taskerrors", 7, "java.lang.Oops")
+
+
+def test_a_time_no_clock_can_hold_is_a_decode_failure() -> None:
+    from zkstorm.encode import thrift_bytes
+
+    data = thrift_bytes("SupervisorInfo", {"time_secs": 72057595789903933, "hostname": "h"})  # found by the fuzz test
+    roots = Roots(storm=("/storm",), kafka=())
+    _, (failure,) = decode_node(RawNode("/storm/supervisors/s", STAT, data), roots=roots)
+    assert isinstance(failure, DecodeFailure) and failure.failure_type == "value-out-of-range"

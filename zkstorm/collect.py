@@ -91,7 +91,11 @@ def decode_node(
             encoding=encoding,
         )
         return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}", "failed"), [failure]
-    summary = decoder.summarize(records) if decoder.summarize and records else None
+    decoded = [r for r in records if not isinstance(r, DecodeWarning)]
+    if decoder.summarize and decoded:
+        summary = decoder.summarize(decoded)
+    else:  # nothing decoded (e.g. empty data where a payload belongs): say why
+        summary = "; ".join(r.warning for r in records if isinstance(r, DecodeWarning)) or None
     return to_znode(raw, encoding, summary, "decoded"), records
 
 

@@ -220,7 +220,12 @@ def _version_warning(fields: Fields, version: int | None, newest: int, what: str
 
 
 def _ms(value: int | None) -> datetime | None:
-    return datetime.fromtimestamp(value / 1000, tz=timezone.utc) if value is not None else None
+    if value is None:
+        return None
+    try:
+        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise DecodeError(f"timestamp {value} ms is out of range", failure_type="wrong_type") from None
 
 
 def _segments(context: DecodeContext) -> list[str]:

@@ -59,7 +59,11 @@ def _legacy(data: bytes | None) -> Any | None:
 
 
 def utc(secs: int | float) -> datetime:
-    return datetime.fromtimestamp(secs, tz=timezone.utc)
+    """Epoch seconds as a UTC datetime; a value no clock could hold is a decode failure, not a crash."""
+    try:
+        return datetime.fromtimestamp(secs, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        raise DecodeError(f"time {secs} is out of range", failure_type="value-out-of-range") from None
 
 
 def _segments(context: DecodeContext) -> list[str]:
