@@ -92,6 +92,7 @@ def decode_node(
         )
         return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}", "failed"), [failure]
     decoded = [r for r in records if not isinstance(r, DecodeWarning)]
+    summary: str | None
     if decoder.summarize and decoded:
         summary = decoder.summarize(decoded)
     else:  # nothing decoded (e.g. empty data where a payload belongs): say why
