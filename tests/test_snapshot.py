@@ -62,7 +62,7 @@ def test_snapshot_of_fixture_clusters_equals_expected(storm_and_kafka: Chroot, t
     assert sorted((e["error"], e["time_secs"]) for e in errors) == sorted(
         (v["error"], v["error_time_secs"]) for v in stored
     )
-    topologies = read(out, "storm_topologys")
+    topologies = read(out, "storm_topologies")
     assert {t["name"] for t in topologies} == {
         v["value"]["name"] for v in storm.values() if v["record_type"] == "StormBase"
     }
@@ -351,7 +351,7 @@ def test_every_fixture_cluster_snapshots_whole(
             for p, v in znodes.items()
             if p.startswith(STORM_ROOT[name]) and v["encoding"] != "storm-dir-marker"
         )
-        assert meta["tables"].get("storm_topologys", 0) == bases
+        assert meta["tables"].get("storm_topologies", 0) == bases
     elif name == "corrupt":
         assert meta["tables"]["decode_failures"] == exp["derived"]["counts"]["errors"]
         assert meta["tables"]["decode_warnings"] == exp["derived"]["counts"]["warnings"]

@@ -60,7 +60,16 @@ class SnapshotError(ZkstormError):
 
 
 def table_name(record_type: type) -> str:
-    return _SPECIAL_TABLES.get(record_type) or kind_name(record_type) + "s"
+    """The dataset of a record type: its kind in the plural (``storm_topology`` → ``storm_topologies``)."""
+    special = _SPECIAL_TABLES.get(record_type)
+    if special:
+        return special
+    kind = kind_name(record_type)
+    if kind.endswith("y") and kind[-2:-1] not in "aeiou":
+        return kind[:-1] + "ies"
+    if kind.endswith(("s", "sh", "tch", "x")):  # latch → latches, but epoch → epochs
+        return kind + "es"
+    return kind + "s"
 
 
 def arrow_type(kind: str) -> pa.DataType:
