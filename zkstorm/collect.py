@@ -100,6 +100,27 @@ def decode_node(
     return to_znode(raw, encoding, summary, "decoded"), records
 
 
+def decoded_walk(
+    session: ReadOnlySession,
+    path: str,
+    *,
+    roots: Roots,
+    registry: Registry = REGISTRY,
+    show_secrets: bool = False,
+    detail: bool = False,
+    depth: int | None = None,
+    stats: WalkStats | None = None,
+) -> Iterator[tuple[str, Znode | None, list[Any]]]:
+    """(path, znode, records) for every znode under ``path``; an unreadable one comes as
+    (path, None, [Unreadable]). Every walk in zkstorm goes through here."""
+    for item in session.walk(path, max_depth=depth, stats=stats):
+        if isinstance(item, Denied):
+            yield item.path, None, [Unreadable(path=item.path, reason=item.reason)]
+            continue
+        znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
+        yield item.path, znode, records
+
+
 def walk(
     session: ReadOnlySession,
     path: str = "/",
@@ -111,12 +132,11 @@ def walk(
     stats: WalkStats | None = None,
 ) -> Iterator[Any]:
     """Every znode under ``path`` as a ``Znode`` followed by its decoded records (or a failure record)."""
-    for item in session.walk(path, max_depth=depth, stats=stats):
-        if isinstance(item, Denied):
-            yield Unreadable(path=item.path, reason=item.reason)
-            continue
-        znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets)
-        yield znode
+    for _, znode, records in decoded_walk(
+        session, path, roots=roots, registry=registry, show_secrets=show_secrets, depth=depth, stats=stats
+    ):
+        if znode is not None:
+            yield znode
         yield from records
 
 
@@ -138,11 +158,9 @@ def records_under(
 ) -> Iterator[Any]:
     """Decoded records (and failure records) of every znode under ``path``; nothing if it is absent."""
     try:
-        for item in session.walk(path, stats=stats):
-            if isinstance(item, Denied):
-                yield Unreadable(path=item.path, reason=item.reason)
-                continue
-            _, records = decode_node(item, roots=roots, show_secrets=show_secrets, detail=detail)
+        for _, _, records in decoded_walk(
+            session, path, roots=roots, show_secrets=show_secrets, detail=detail, stats=stats
+        ):
             yield from records
     except NotFoundError:
         return
@@ -276,11 +294,10 @@ def collect_kafka(
     builder = KafkaStateBuilder(root)
     for top in KAFKA_TOP_LEVEL:
         try:
-            for item in session.walk(join(root, top), stats=stats):
-                if isinstance(item, Denied):
-                    builder.add(item.path, [Unreadable(path=item.path, reason=item.reason)])
-                    continue
-                builder.add(item.path, decode_node(item, roots=roots, show_secrets=show_secrets)[1])
+            for path, _, records in decoded_walk(
+                session, join(root, top), roots=roots, show_secrets=show_secrets, stats=stats
+            ):
+                builder.add(path, records)
         except NotFoundError:
             continue
     return builder.state
@@ -310,19 +327,16 @@ def snapshot_walk(
     from .records import StormWorker
 
     builders = [KafkaStateBuilder(root, keep_other=False) for root in roots.kafka]
-    for item in session.walk("/", stats=stats):
-        if isinstance(item, Denied):
-            yield Unreadable(path=item.path, reason=item.reason)
-            continue
-        znode, records = decode_node(item, roots=roots, detail=True)
-        yield znode
+    for path, znode, records in decoded_walk(session, "/", roots=roots, detail=True, stats=stats):
+        if znode is not None:
+            yield znode
         for record in records:
             if isinstance(record, StormWorker):
                 record = with_heartbeat_age([record], now, stale_after_secs)[0]
             yield record
         for builder in builders:
-            if relative_to(item.path, builder.root) is not None:
-                builder.add(item.path, [r for r in records if type(r).__name__.startswith("Kafka")])
+            if relative_to(path, builder.root) is not None:
+                builder.add(path, records)  # keep_other=False: it keeps only what the health rules need
     for builder in builders:
         if not builder.state.registered and not builder.state.assignments and builder.state.controller is None:
             continue  # no Kafka cluster at this root
