@@ -487,27 +487,28 @@ def _gunzip(data: bytes, limit: int) -> bytes:
 
 
 def _unzstd(data: bytes, limit: int) -> bytes:
-    import io
-
     import zstandard
 
-    dctx = zstandard.ZstdDecompressor()
+    # decompressobj has no output cap, so feed it small slices of input: a zstd block inflates to at most
+    # 128 KiB and a slice of 512 bytes holds a bounded number of blocks, so a tiny frame that inflates to
+    # gigabytes is stopped near the limit instead of being allocated whole. Storm's frames carry no
+    # content size; .eof tells a whole frame from a truncated one (returned partially, without error).
+    inflater = zstandard.ZstdDecompressor().decompressobj()
+    parts: list[bytes] = []
+    total = 0
     try:
-        # read_to_iter yields bounded chunks, so a small frame that inflates to gigabytes is stopped
-        # at the limit instead of being allocated whole (decompressobj has no output cap).
-        total = 0
-        for chunk in dctx.read_to_iter(io.BytesIO(data), read_size=65536, write_size=1 << 20):
+        for start in range(0, len(data), 512):
+            chunk = inflater.decompress(data[start : start + 512])
             total += len(chunk)
             if total > limit:
                 raise DecodeError(f"zstd inflates past the {limit}-byte limit", failure_type="decompressed-size-limit")
-        # Storm's frames carry no content size; decompressobj reads them, and .eof tells a whole frame
-        # from a truncated one (which it would otherwise return partially, without error).
-        inflater = dctx.decompressobj()
-        out = inflater.decompress(data)
+            parts.append(chunk)
+            if inflater.eof:
+                break
     except zstandard.ZstdError as exc:
         raise DecodeError(f"zstd: {exc}", failure_type="decompression-error") from None
     if not inflater.eof:
         raise DecodeError("zstd frame is truncated", failure_type="decompression-error")
-    if not out:
+    if not total:
         raise DecodeError("zstd holds zero bytes", failure_type="empty-after-decompression")
-    return out
+    return b"".join(parts)
