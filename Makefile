@@ -25,10 +25,11 @@ demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters 
 test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes)
+bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files (300k)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
 	$(BIN)/python -u bench/bench_kafka.py --json bench-results/kafka.json
 	$(BIN)/python -u bench/bench_snapshot.py --json bench-results/snapshot.json
+	$(BIN)/python -u bench/bench_files.py --json bench-results/files.json
 
 lint: $(STAMP) ## ruff (format check + lint) and mypy
 	$(BIN)/ruff format --check zkstorm tests bench

@@ -17,14 +17,14 @@ from typing import Any, NoReturn
 import click
 
 from . import __version__
-from .errors import ExitCode, ZkstormError
+from .errors import ExitCode, UsageError, ZkstormError
 
 log = logging.getLogger("zkstorm")
 
 EXIT_CODES_HELP = """\b
 Exit codes: 0 ok, 1 error, 2 usage, 3 ZooKeeper unreachable or auth refused,
 4 not found, 5 decode failures or unreadable znodes (with --strict), 6 unhealthy
-(with --check), 130 interrupted."""
+(with --check), 7 damaged or missing ZooKeeper files (--from-files), 130 interrupted."""
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -73,10 +73,36 @@ class Settings:
     kafka_root: str
     show_secrets: bool
     strict: bool
+    from_files: tuple[str, ...] = ()
+    at_zxid: int | None = None
+    best_effort: bool = False
+    opened: Any = None  # the source of this command, for its as-of time and best-effort problems
 
-    def session(self) -> Any:
+    def session(self, *, verify_digest: bool = False) -> Any:
+        """The tree source of this command: the ensemble, or ZooKeeper's files with --from-files (whose
+        whole-tree reads check the replayed tree against the server's digest when ``verify_digest``)."""
+        self.opened = self._source(verify_digest)
+        return self.opened
+
+    def now(self) -> float:
+        """The time the data is as of: now for a live ensemble, the last replayed txn for files."""
+        return self.opened.as_of() if self.opened is not None else time.time()
+
+    def source_problems(self) -> list[str]:
+        plan = getattr(self.opened, "plan", None)
+        return list(plan.problems) if plan is not None else []
+
+    def _source(self, verify_digest: bool) -> Any:
         from .zk import Credentials, ReadOnlySession, TlsOptions, ZkTarget
 
+        if self.from_files:
+            from .zkfiles.source import FileSource
+
+            return FileSource(
+                self.from_files, at_zxid=self.at_zxid, best_effort=self.best_effort, verify_digest=verify_digest
+            )
+        if self.at_zxid is not None or self.best_effort:
+            raise UsageError("--at-zxid and --best-effort apply only with --from-files")
         target = ZkTarget.parse(self.zk)
         credentials = Credentials.from_env(scheme=self.auth)
         tls = None
@@ -101,6 +127,24 @@ def _root(value: str) -> str:
     if not value.startswith("/"):
         raise click.BadParameter(f"roots start with '/': {value!r}")
     return value.rstrip("/") or "/"
+
+
+class _ZxidType(click.ParamType):
+    name = "zxid"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            zxid = int(value, 0) if str(value).lower().startswith("0x") else int(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a zxid (hex 0x1c8 or decimal 456)", param, ctx)
+        if zxid < 0:
+            self.fail("a zxid is not negative", param, ctx)
+        return zxid
+
+
+_ZXID = _ZxidType()
 
 
 def _setup_logging(verbose: int) -> None:
@@ -158,6 +202,26 @@ def _setup_logging(verbose: int) -> None:
 )
 @click.option(
     "--kafka-root", envvar="ZKSTORM_KAFKA_ROOT", default="/", show_default=True, help="Chroot of the Kafka cluster."
+)
+@click.option(
+    "--from-files",
+    "from_files",
+    multiple=True,
+    envvar="ZKSTORM_FROM_FILES",
+    type=click.Path(exists=True),
+    help="Read ZooKeeper's own files instead of the ensemble: a dataDir or its version-2 folder, a "
+    "snapshot file, or a snapshot and log files (repeat the option). Env ZKSTORM_FROM_FILES.",
+)
+@click.option(
+    "--at-zxid",
+    type=_ZXID,
+    default=None,
+    help="With --from-files: replay the logs up to this zxid (hex 0x… or decimal) instead of to the end.",
+)
+@click.option(
+    "--best-effort",
+    is_flag=True,
+    help="With --from-files: use everything readable up to a damaged file and report the rest.",
 )
 @click.option("--show-secrets", is_flag=True, help="Show credentials, keys and passwords instead of redacting them.")
 @click.option("--strict", is_flag=True, help="Exit 5 when any znode is unreadable or fails to decode.")
@@ -217,7 +281,10 @@ def _warn_about(others: list[Any]) -> int:
 
 
 def _finish(settings: Settings, problems: int) -> None:
-    if problems and settings.strict:
+    """Report what a best-effort read of files could not use; exit 5 with --strict if anything failed."""
+    for problem in settings.source_problems():
+        click.echo(f"zkstorm: warning: {problem}", err=True)
+    if (problems or settings.source_problems()) and settings.strict:
         sys.exit(ExitCode.DECODE_FAILURES)
 
 
@@ -457,10 +524,10 @@ def errors(
     from .render import errors_table
 
     fmt = "json" if as_json else fmt
-    now = time.time()
-    threshold = parse_since(since, now) if since else None
     root = settings.roots().storm[0]
     with settings.session() as session:
+        now = settings.now()
+        threshold = parse_since(since, now) if since else None
         topology_id = resolve_topology(session, root, topology)
         found, problems = _split(_storm_records(settings, session, f"errors/{topology_id}"), StormError)
     shown = _merge_last_errors(found)
@@ -626,7 +693,7 @@ def storm_workers(
             )
             return
         records = _storm_records(settings, session, f"workerbeats{scope}", f"assignments{scope}", "supervisors")
-    now = time.time()
+    now = settings.now()
     workers, problems = _split(records, StormWorker)
     hosts = {r.node: r.host for r in records if isinstance(r, StormExecutor) and r.host}
     hosts.update({r.supervisor_id: r.hostname for r in records if isinstance(r, StormSupervisor)})
@@ -956,7 +1023,7 @@ def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, f
     from .records import KafkaFinding
 
     state = _kafka_state(settings)
-    findings = kafka_findings(state, int(time.time() * 1000), default_min_isr)
+    findings = kafka_findings(state, int(settings.now() * 1000), default_min_isr)
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: (order.get(f.level, 3), f.kind, f.topic or "", f.partition or 0))
     _emit_view(
@@ -1027,8 +1094,14 @@ def snapshot(
 
     if settings.show_secrets:
         click.echo("zkstorm: note: --show-secrets does not apply to snapshots; secrets stay redacted", err=True)
-    target = ZkTarget.parse(settings.zk)
-    cluster = cluster or target.hosts[0][0]
+    if settings.from_files:
+        import socket
+
+        source_name, default_cluster = "files", socket.gethostname()  # the nightly job runs on a ZK server
+    else:
+        target = ZkTarget.parse(settings.zk)
+        source_name, default_cluster = str(target), target.hosts[0][0]
+    cluster = cluster or default_cluster
     started = time.monotonic()
     at = datetime.now(timezone.utc)
     snapshot_id = snapshot_id or default_snapshot_id(cluster, at)
@@ -1036,11 +1109,11 @@ def snapshot(
     zxids: list[int] = []
     failures = unreadable = 0
     with (
-        settings.session() as session,
+        settings.session(verify_digest=True) as session,
         Snapshot(out, snapshot_id=snapshot_id, cluster=cluster, snapshot_time=at) as snap,
     ):
         records = snapshot_walk(
-            session, settings.roots(), now=at.timestamp(), stats=stats, stale_after_secs=parse_duration(stale_after)
+            session, settings.roots(), now=settings.now(), stats=stats, stale_after_secs=parse_duration(stale_after)
         )
         with _progress("snapshot") as advance:
             for record in records:
@@ -1058,12 +1131,14 @@ def snapshot(
         manifest = snap.commit(
             {
                 "source": {
-                    "zk": str(target),
+                    "zk": source_name,
+                    **({"zookeeper_files": session.plan.describe()} if settings.from_files else {}),
                     "storm_roots": list(settings.roots().storm),
                     "kafka_roots": list(settings.roots().kafka),
                 },
                 "started": at.isoformat().replace("+00:00", "Z"),
                 "finished": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+                "data_as_of": datetime.fromtimestamp(settings.now(), timezone.utc).isoformat().replace("+00:00", "Z"),
                 "zxid_min": min(zxids) if zxids else None,
                 "zxid_max": max(zxids) if zxids else None,
                 "znodes": stats.znodes,

@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     NOT_FOUND = 4
     DECODE_FAILURES = 5  # only with --strict
     UNHEALTHY = 6  # only with --check
+    FILES = 7  # offline ZooKeeper files missing, damaged or inconsistent
     INTERRUPTED = 130
 
 
@@ -54,6 +55,13 @@ class DecodeError(ZkstormError):
         self.reason = reason
         self.failure_type = failure_type
         self.offset = offset
+
+
+class FilesError(ZkstormError):
+    """ZooKeeper's snapshot or log files cannot give a trustworthy tree: missing, damaged (checksum,
+    truncation), or with txns missing between them. The message names the file and the offset."""
+
+    exit_code = ExitCode.FILES
 
 
 class ServerError(ZkstormError):

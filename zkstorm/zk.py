@@ -375,6 +375,10 @@ class ReadOnlySession:
             client, self._client = self._client, None
             _discard(client)
 
+    def as_of(self) -> float:
+        """The time the data read is as of: a live ensemble is read now."""
+        return time.time()
+
     @property
     def client_for_reads(self) -> Any:
         """The guarded kazoo client, for read-only helpers that need it (e.g. benchmarks)."""

@@ -1,0 +1,403 @@
+"""ZooKeeper's own files as a source: every fixture file against expected.json, replay, damage, and a
+live walk against an offline read of the same real server's data directory."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot, load_cluster
+from tests.test_cli import run
+from zkstorm.errors import ExitCode, FilesError, NotFoundError
+from zkstorm.zk import ReadOnlySession
+from zkstorm.zkfiles.jute import ephemeral_type
+from zkstorm.zkfiles.snapfile import SnapshotFile
+from zkstorm.zkfiles.source import FileSource
+from zkstorm.zkfiles.txnlog import ERROR, LogFile, Multi
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "zkfiles"
+EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
+VARIANTS = sorted(EXPECTED["variants"])
+SNAPSHOTS = [(v, name) for v in VARIANTS for name in EXPECTED["variants"][v]["snapshots"]]
+LOGS = [(v, name) for v in VARIANTS for name in EXPECTED["variants"][v]["logs"]]
+
+
+def folder(variant: str) -> Path:
+    return FIXTURES / EXPECTED["variants"][variant]["dir"]
+
+
+def sha(data: bytes | None) -> str:
+    return hashlib.sha256(data or b"").hexdigest()
+
+
+def client_view(raw: Any) -> dict[str, Any]:
+    """A walked node in expected.json's client-visible terms."""
+    s = raw.stat
+    return {
+        "path": raw.path,
+        "data_sha256": sha(raw.data),
+        "data_length": s.dataLength,
+        "data_is_null": raw.data is None,
+        "czxid": s.czxid,
+        "mzxid": s.mzxid,
+        "pzxid": s.pzxid,
+        "ctime": s.ctime,
+        "mtime": s.mtime,
+        "version": s.version,
+        "cversion": s.cversion,
+        "aversion": s.aversion,
+        "ephemeral_owner": s.ephemeralOwner,
+        "num_children": s.numChildren,
+    }
+
+
+def expected_client(znodes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {z["path"]: {k: z[k] for k in _CLIENT_KEYS} for z in znodes}
+
+
+_CLIENT_KEYS = [
+    "path",
+    "data_sha256",
+    "data_length",
+    "data_is_null",
+    "czxid",
+    "mzxid",
+    "pzxid",
+    "ctime",
+    "mtime",
+    "version",
+    "cversion",
+    "aversion",
+    "ephemeral_owner",
+    "num_children",
+]
+
+
+# --- one snapshot file, as stored ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("variant", "name"), SNAPSHOTS)
+def test_snapshot_file_content(variant: str, name: str) -> None:
+    expected = EXPECTED["variants"][variant]["snapshots"][name]
+    snap = SnapshotFile(str(folder(variant) / name))
+    nodes = list(snap.nodes(digest=True))
+    info = snap.info
+    assert info.complete and info.damage is None
+    assert info.zxid == expected["zxid"]
+    assert info.seals_verified == expected["seals"]
+    assert info.nodes == expected["znode_count"] == len(nodes)
+    assert [p for p, *_ in nodes[:10]] == expected["serialization_order_first_10"]
+    assert info.sessions == {s["id"]: s["timeout_ms"] for s in expected["sessions"]}
+    assert {str(k): [a._asdict() for a in v] for k, v in info.acls.items()} == expected["acl_cache"]
+    digest = expected["digest"]
+    assert info.digest == (None if digest is None else (digest["zxid"], digest["version"], digest["digest"]))
+    assert info.last_processed_zxid == expected["last_processed_zxid"]
+    content = sum(crc for *_, crc in nodes) % (1 << 64)
+    stored = (digest["digest"] % (1 << 64)) if digest else None
+    assert (content == stored) is expected["digest_equals_content"]
+
+    got = {}
+    for path, data, f, _ in nodes:
+        got[path] = {
+            "path": path,
+            "data_sha256": sha(data),
+            "data_length": len(data or b""),
+            "data_is_null": data is None,
+            "czxid": f[1],
+            "mzxid": f[2],
+            "ctime": f[3],
+            "mtime": f[4],
+            "version": f[5],
+            "cversion_persisted": f[6],
+            "aversion": f[7],
+            "ephemeral_owner_persisted": f[8],
+            "pzxid": f[9],
+            "ephemeral_type": ephemeral_type(f[8]),
+        }
+    for znode in expected["znodes"]:
+        assert got[znode["path"]] == {k: znode[k] for k in got[znode["path"]]}, znode["path"]
+
+
+# --- one log file -----------------------------------------------------------------------------------
+
+
+def _summary(kind: int, body: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": kind}
+    for key, attr in (("path", "path"), ("version", "version"), ("err", "err"), ("timeOut", "timeout_ms")):
+        if hasattr(body, attr):
+            out[key] = getattr(body, attr)
+    if hasattr(body, "data"):
+        out["data_sha256"] = None if body.data is None else sha(body.data)
+    if hasattr(body, "parent_cversion"):
+        out["parentCVersion"] = body.parent_cversion
+        if body.kind == "ttl":
+            out["ttl"] = body.ttl
+    if hasattr(body, "paths"):
+        out["paths2Delete"] = body.paths
+    if isinstance(body, Multi):
+        out["txns"] = [_summary(k, b) for k, b in body.ops]
+    return out
+
+
+@pytest.mark.parametrize(("variant", "name"), LOGS)
+def test_log_file_content(variant: str, name: str) -> None:
+    expected = EXPECTED["variants"][variant]["logs"][name]
+    log = LogFile(str(folder(variant) / name))
+    txns = list(log.txns())
+    assert log.end_offset == expected["end_of_txns_offset"] and not log.partial_tail
+    assert len(txns) == expected["txn_count"]
+    assert (txns[0].zxid, txns[-1].zxid) == (expected["first_zxid"], expected["last_zxid"])
+    for txn, want in zip(txns, expected["txns"], strict=True):
+        assert (txn.zxid, txn.session, txn.cxid, txn.time_ms, txn.type) == (
+            want["zxid"],
+            want["session"],
+            want["cxid"],
+            want["time"],
+            want["type"],
+        )
+        digest = want.get("digest")
+        assert txn.digest == (None if digest is None else (digest["version"], digest["treeDigest"]))
+        summary = _summary(txn.type, txn.body)
+        for key in ("path", "version", "err", "timeOut", "parentCVersion", "ttl", "paths2Delete", "data_sha256"):
+            if key in want:
+                assert summary.get(key) == want[key], (txn.zxid, key)
+        for sub, want_sub in zip(summary.get("txns", []), want.get("txns", []), strict=True):
+            assert {k: sub.get(k) for k in want_sub if k != "op"} == {k: v for k, v in want_sub.items() if k != "op"}
+    assert any(t.type == ERROR and t.digest is None for t in txns) or variant != "zk395-plain" or name != "log.1c9"
+
+
+# --- snapshot + logs = the live server's final state --------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("which", ["newest_snapshot", "older_snapshot"])
+def test_replay_reproduces_the_final_state(variant: str, which: str) -> None:
+    var = EXPECTED["variants"][variant]
+    logs = [str(folder(variant) / name) for name in var["logs"]]
+    with FileSource([str(folder(variant) / var[which]), *logs], verify_digest=True) as source:
+        got = {raw.path: client_view(raw) for raw in source.walk("/")}
+        plan = source.plan
+    assert got == expected_client(var["final"]["znodes"])
+    replay = var["final"]["replay"][var[which]]
+    assert plan is not None
+    assert plan.txns_applied == replay["txns_applied"]
+    assert plan.zxid == var["final"]["zxid"]
+    assert plan.fuzzy is var["snapshots"][var[which]]["fuzzy"]
+    assert plan.digest_verified is True and plan.problems == []
+    assert source._overlay is not None
+    assert source._overlay.sessions == {s["id"]: s["timeout_ms"] for s in replay["sessions_after"]}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_data_directory_uses_the_newest_snapshot(variant: str) -> None:
+    var = EXPECTED["variants"][variant]
+    with FileSource([str(folder(variant).parent)]) as source:  # the dataDir, not version-2
+        got = {raw.path: client_view(raw) for raw in source.walk("/")}
+        assert source.plan is not None and Path(source.plan.snapshot).name == var["newest_snapshot"]
+    assert got == expected_client(var["final"]["znodes"])
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_replay_to_a_zxid_equals_the_snapshot_taken_there(variant: str) -> None:
+    """The older (fuzzy) snapshot replayed to the newest one's zxid is the newest one's content,
+    which was dumped while the tree was quiet."""
+    var = EXPECTED["variants"][variant]
+    newest = var["snapshots"][var["newest_snapshot"]]
+    logs = [str(folder(variant) / name) for name in var["logs"]]
+    with FileSource([str(folder(variant) / var["older_snapshot"]), *logs], at_zxid=newest["zxid"]) as source:
+        got = {raw.path: client_view(raw) for raw in source.walk("/")}
+        assert source.plan is not None and source.plan.zxid == newest["zxid"]
+    assert got == expected_client(newest["znodes"])
+
+
+def test_at_zxid_picks_an_older_snapshot_and_reads_views_as_of_then() -> None:
+    var = EXPECTED["variants"]["zk395-plain"]
+    newest = var["snapshots"][var["newest_snapshot"]]["zxid"]
+    before = run(
+        "--from-files", str(folder("zk395-plain")), "--at-zxid", hex(newest), "get", "/kafka-prod/brokers/ids/104"
+    )
+    assert before.exit_code == ExitCode.NOT_FOUND  # created by change 5, after the newest snapshot
+    after = run("--from-files", str(folder("zk395-plain")), "get", "/kafka-prod/brokers/ids/104", "-f", "json")
+    assert after.exit_code == 0 and json.loads(after.stdout)["znode"]["ephemeral_owner"] == var["live_session_id"]
+
+
+def test_subtree_reads_and_children() -> None:
+    var = EXPECTED["variants"]["zk395-gz"]
+    final = expected_client(var["final"]["znodes"])
+    with FileSource([str(folder("zk395-gz"))]) as source:
+        extra = {raw.path: client_view(raw) for raw in source.walk("/zkfiles-extra")}
+        assert extra == {p: v for p, v in final.items() if p == "/zkfiles-extra" or p.startswith("/zkfiles-extra/")}
+        shallow = {raw.path for raw in source.walk("/zkfiles-extra", max_depth=1)}
+        assert shallow == {p for p in extra if p.count("/") <= 2}
+        assert source.get_children("/zkfiles-extra/container2") == ["ttl-node2"]  # created by replay
+        assert source.get("/zkfiles-extra/null-data-2").data is None
+        assert not source.exists("/storm/supervisors/5e7d1c20-9a8b-4c6d-b0e1-f2a3b4c5d6e7-172.16.5.32")
+        with pytest.raises(Exception, match="no znode"):
+            source.get("/nope")
+
+
+# --- damage --------------------------------------------------------------------------------------------
+
+
+def _copy(variant: str, tmp_path: Path) -> Path:
+    target = tmp_path / "version-2"
+    shutil.copytree(folder(variant), target)
+    return target
+
+
+def test_a_truncated_newest_snapshot_falls_back_to_the_older_one(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk395-plain"]
+    files = _copy("zk395-plain", tmp_path)
+    newest = files / var["newest_snapshot"]
+    newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])
+    with FileSource([str(files)]) as source:
+        got = {raw.path: client_view(raw) for raw in source.walk("/")}
+        assert source.plan is not None
+        assert Path(source.plan.snapshot).name == var["older_snapshot"]
+        assert "still being written, or cut short" in source.plan.skipped[0]
+    assert got == expected_client(var["final"]["znodes"])
+    named = run("--from-files", str(newest), "tree")
+    assert named.exit_code == ExitCode.FILES
+
+
+def test_a_truncated_gz_snapshot_named_alone_is_a_clear_error(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk395-gz"]
+    path = tmp_path / var["newest_snapshot"]
+    path.write_bytes((folder("zk395-gz") / var["newest_snapshot"]).read_bytes()[:-200])
+    result = run("--from-files", str(path), "tree", "/")
+    assert result.exit_code == ExitCode.FILES
+    assert var["newest_snapshot"] in result.stderr and "Traceback" not in result.stderr
+    best = run("--from-files", str(path), "--best-effort", "tree", "/", "-f", "jsonl")
+    assert best.exit_code == 0 and best.stdout.count("\n") > 300  # everything before the cut
+    assert "gzip stream ends early" in best.stderr
+
+
+def test_a_bad_checksum_names_the_file(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk38-plain"]
+    path = tmp_path / var["newest_snapshot"]
+    data = bytearray((folder("zk38-plain") / var["newest_snapshot"]).read_bytes())
+    at = data.index(b"prod.kafka")  # a byte inside a znode's data: only the seal can notice
+    data[at] ^= 0x20
+    path.write_bytes(bytes(data))
+    with pytest.raises(FilesError, match=rf"{var['newest_snapshot']}: checksum mismatch"):
+        FileSource([str(path)]).connect()
+    assert run("--from-files", str(path), "tree").exit_code == ExitCode.FILES
+
+
+def test_a_damaged_log_record_stops_replay_there(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk395-plain"]
+    files = _copy("zk395-plain", tmp_path)
+    last_log = files / sorted(var["logs"], key=lambda n: int(n.split(".")[1], 16))[-1]
+    data = bytearray(last_log.read_bytes())
+    data[2000] ^= 0xFF  # inside a record's payload, after the newest snapshot
+    last_log.write_bytes(bytes(data))
+    with pytest.raises(FilesError, match="checksum mismatch in the record"):
+        FileSource([str(files)]).connect()
+    with FileSource([str(files)], best_effort=True) as source:
+        assert source.plan is not None and source.plan.problems
+        assert source.plan.snapshot_zxid < source.plan.zxid < var["final"]["zxid"]
+        assert sum(1 for _ in source.walk("/")) > 400
+    result = run("--from-files", str(files), "--best-effort", "--strict", "tree")
+    assert result.exit_code == ExitCode.DECODE_FAILURES
+
+
+def test_missing_txns_between_files_are_an_error(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk395-snappy"]
+    files = _copy("zk395-snappy", tmp_path)
+    logs = sorted(var["logs"], key=lambda n: int(n.split(".")[1], 16))
+    (files / logs[-2]).unlink()  # the txns between the older snapshot and the last log
+    older = files / var["older_snapshot"]
+    with pytest.raises(FilesError, match="are missing from the logs"):
+        FileSource([str(older), *(str(files / n) for n in logs if (files / n).exists())]).connect()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_mutated_files_give_files_errors_only(tmp_path: Path, data: st.DataObject) -> None:
+    """Random damage anywhere in a snapshot or a log ends in FilesError (or a read that still works),
+    never in another exception."""
+    variant = data.draw(st.sampled_from(VARIANTS))
+    var = EXPECTED["variants"][variant]
+    name = data.draw(st.sampled_from([var["newest_snapshot"], *var["logs"]]))
+    blob = bytearray((folder(variant) / name).read_bytes())
+    cut = data.draw(st.booleans())
+    at = data.draw(st.integers(0, len(blob) - 1))
+    if cut:
+        blob = blob[:at]
+    else:
+        blob[at] ^= data.draw(st.integers(1, 255))
+    target = tmp_path / f"m{at}"
+    shutil.rmtree(target, ignore_errors=True)
+    shutil.copytree(folder(variant), target)
+    (target / name).write_bytes(bytes(blob))
+    for best_effort in (False, True):
+        try:
+            with FileSource([str(target)], best_effort=best_effort) as source:
+                sum(1 for _ in source.walk("/"))
+        except (FilesError, NotFoundError):  # NotFound: a best-effort read with nothing before the damage
+            pass
+
+
+# --- the same server, live and from its files ---------------------------------------------------------
+
+
+def test_live_walk_and_offline_read_agree(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    writer.ensure_path(zk_root.path + "/k")
+    load_cluster(writer, zk_root.path + "/k", "kafka", "cluster-2x-chroot")
+    writer.set(zk_root.path + "/k/kafka-prod/controller_epoch", b"9")
+    writer.delete(zk_root.path + "/storm/workerbeats", recursive=True)
+    with ReadOnlySession(zk_root.zk) as session:
+        live = {zk_root.path + (raw.path if raw.path != "/" else ""): raw for raw in session.walk("/")}
+    data_dir = zk_root.server.base / "data"
+    with FileSource([str(data_dir)]) as source:
+        offline = {raw.path: raw for raw in source.walk(zk_root.path)}
+    assert offline.keys() == live.keys()
+    for path, raw in live.items():
+        assert offline[path].stat == raw.stat, path
+        assert offline[path].data == raw.data, path
+
+
+def test_cli_commands_read_files(tmp_path: Path) -> None:
+    files = str(folder("zk395-snappy"))
+    brokers = run("--from-files", files, "--kafka-root", "/kafka-prod", "kafka", "brokers", "-f", "json")
+    assert brokers.exit_code == 0
+    assert sorted(b["broker_id"] for b in json.loads(brokers.stdout)) == [101, 102, 103, 104]
+    errors = run("--from-files", files, "errors", "inventory-sync", "-f", "json")
+    assert errors.exit_code == 0 and json.loads(errors.stdout)
+    health = run("--from-files", files, "--kafka-root", "/kafka-prod", "kafka", "health", "-f", "json")
+    assert health.exit_code == 0
+    assert run("--at-zxid", "5", "tree").exit_code == ExitCode.USAGE
+    assert run("--from-files", files, "--at-zxid", "zz", "tree").exit_code == ExitCode.USAGE
+    missing = run("--from-files", files, "--at-zxid", "0xffff", "tree")
+    assert missing.exit_code == ExitCode.FILES and "before --at-zxid" in missing.stderr
+
+
+def test_snapshot_from_files_records_its_source(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk38-plain"]
+    out = tmp_path / "out"
+    result = run(
+        "--from-files",
+        str(folder("zk38-plain")),
+        "--kafka-root",
+        "/kafka-prod",
+        "snapshot",
+        str(out),
+        "--cluster",
+        "zk38",
+    )
+    assert result.exit_code == 0, result.stderr
+    (manifest,) = [json.loads(p.read_text()) for p in (out / "_manifests").glob("*.json")]
+    source = manifest["source"]["zookeeper_files"]
+    assert Path(source["files"]["snapshot"]).name == var["newest_snapshot"]
+    assert source["zxid_reached"] == var["final"]["zxid"] and source["digest_verified"] is True
+    assert manifest["znodes"] == var["final"]["znode_count"]
+    assert manifest["tables"]["kafka_brokers"] == 4

@@ -1,0 +1,402 @@
+"""One ZooKeeper snapshot file, streamed: header, sessions, ACL cache, nodes, seals and trailers.
+
+The file is decompressed chunk by chunk (plain, gz, or snappy-java's own block stream) into a small
+window, so a snapshot of millions of znodes never sits in memory whole; the Adler32 seals are computed
+over the window as it slides and verified where the file puts them (zookeeper-files.md §3, §4, §6).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import FilesError
+from .jute import (
+    ACL_KEY_AND_STAT,
+    FILE_HEADER,
+    INT,
+    LONG,
+    LONG_INT,
+    MAX_FIELD,
+    SNAPSHOT_MAGIC,
+    Acl,
+    JuteError,
+    read_acl_list,
+)
+
+CHUNK = 1 << 20
+SNAPPY_MAGIC = b"\x82SNAPPY\x00"
+_TERMINATOR = b"\x00\x00\x00\x01/"
+_DIGEST_STAT = struct.Struct(">qqqqqiiiq")
+_TWO_LONGS = struct.Struct(">qq")
+
+
+def name_zxid(name: str, prefix: str) -> int | None:
+    """The zxid in a ``snapshot.<hex>[.ext]`` / ``log.<hex>`` name, or None for any other file.
+
+    ZooKeeper parses the second dotted part as hex; ``*.tmp`` files are unfinished renames."""
+    parts = name.split(".")
+    if len(parts) < 2 or parts[0] != prefix or parts[-1] == "tmp":
+        return None
+    try:
+        return int(parts[1], 16)
+    except ValueError:
+        return None
+
+
+def snapshot_kind(name: str) -> str:
+    ext = name.rsplit(".", 1)[-1]
+    return ext if ext in ("gz", "snappy") else "plain"
+
+
+def cheap_check(path: str) -> str | None:
+    """ZooKeeper's quick test before loading a snapshot (§7): why it cannot be complete, or None."""
+    kind = snapshot_kind(os.path.basename(path))
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+            if kind == "plain":
+                if size < 10:
+                    return f"only {size} bytes"
+                f.seek(size - 5)
+                if f.read(5) != _TERMINATOR:
+                    return "does not end with the '/' seal (still being written, or cut short)"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if kind == "gz" and head[:2] != b"\x1f\x8b":
+        return "not a gzip file"
+    if kind == "snappy" and head != SNAPPY_MAGIC:
+        return "not a snappy-java stream"
+    return None
+
+
+@dataclass
+class SnapshotInfo:
+    """What one snapshot file holds besides its nodes; complete once its nodes have been read."""
+
+    path: str
+    zxid: int  # from the file name: where replay starts (§7.4)
+    kind: str
+    sessions: dict[int, int] = field(default_factory=dict)  # session id → timeout (ms)
+    acls: dict[int, list[Acl]] = field(default_factory=dict)
+    nodes: int = 0
+    stream_bytes: int = 0
+    seals_verified: int = 0
+    digest: tuple[int, int, int] | None = None  # (zxid, version, digest) 3.6+
+    last_processed_zxid: int | None = None  # 3.9+
+    max_zxid: int = 0  # largest czxid/mzxid/pzxid seen by a selecting read
+    complete: bool = False
+    damage: str | None = None  # with best effort: why the read stopped early
+
+
+def _plain_chunks(f: Any) -> Iterator[bytes]:
+    while chunk := f.read(CHUNK):
+        yield chunk
+
+
+def _gzip_chunks(f: Any, path: str) -> Iterator[bytes]:
+    inflater = zlib.decompressobj(31)
+    try:
+        while raw := f.read(CHUNK // 4):
+            out = inflater.decompress(raw, CHUNK)
+            yield out
+            while inflater.unconsumed_tail:
+                yield inflater.decompress(inflater.unconsumed_tail, CHUNK)
+            if inflater.eof:
+                break
+    except zlib.error as exc:
+        raise FilesError(f"{path}: gzip data is damaged ({exc})") from None
+    if not inflater.eof:
+        raise FilesError(f"{path}: the gzip stream ends early (file truncated)")
+
+
+def _snappy_chunks(f: Any, path: str) -> Iterator[bytes]:
+    """snappy-java's SnappyOutputStream: magic, version, compatible version, then (int length, raw block)*."""
+    import cramjam
+
+    header = f.read(16)
+    if len(header) < 16 or header[:8] != SNAPPY_MAGIC:
+        raise FilesError(f"{path}: not a snappy-java stream")
+    offset = 16
+    while head := f.read(4):
+        if len(head) < 4:
+            raise FilesError(f"{path}: snappy block header cut short at byte {offset}")
+        (length,) = INT.unpack(head)
+        block = f.read(length) if 0 <= length <= MAX_FIELD else b""
+        if length < 0 or length > MAX_FIELD or len(block) < length:
+            raise FilesError(f"{path}: snappy block at byte {offset} is cut short or damaged")
+        try:
+            yield bytes(cramjam.snappy.decompress_raw(block))
+        except Exception as exc:  # cramjam raises its own DecompressionError
+            raise FilesError(f"{path}: snappy block at byte {offset} is damaged ({exc})") from None
+        offset += 4 + length
+
+
+class _Window:
+    """A sliding view of the decompressed stream; keeps the running Adler32 of what slid past."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.chunks = chunks
+        self.buf = b""
+        self.pos = 0
+        self.base = 0  # stream offset of buf[0]
+        self.adler = 1
+        self.error: FilesError | None = None  # why the stream ended early, if it did
+
+    def ensure(self, n: int) -> bool:
+        """Make ``n`` bytes available at ``pos`` (compacting first); False at end of stream."""
+        buf, pos = self.buf, self.pos
+        if len(buf) - pos >= n:
+            return True
+        if pos:
+            self.adler = zlib.adler32(memoryview(buf)[:pos], self.adler)
+            self.base += pos
+        pieces = [buf[pos:]]
+        have = len(buf) - pos
+        try:
+            for chunk in self.chunks:
+                pieces.append(chunk)
+                have += len(chunk)
+                if have >= max(n, CHUNK):
+                    break
+        except FilesError as exc:  # damage further on: what came before it is still readable
+            self.error = exc
+            self.chunks = iter(())
+        self.buf = b"".join(pieces)
+        self.pos = 0
+        return have >= n
+
+    def checksum_here(self) -> int:
+        return zlib.adler32(memoryview(self.buf)[: self.pos], self.adler)
+
+    @property
+    def offset(self) -> int:
+        return self.base + self.pos
+
+
+class SnapshotFile:
+    """Reads one snapshot file; ``nodes()`` streams its znodes once, filling ``info`` as it goes."""
+
+    def __init__(self, path: str, *, best_effort: bool = False) -> None:
+        name = os.path.basename(path)
+        zxid = name_zxid(name, "snapshot")
+        if zxid is None:
+            raise FilesError(f"{path}: not a snapshot file name (snapshot.<hex zxid>[.gz|.snappy])")
+        self.path = path
+        self.best_effort = best_effort
+        self.info = SnapshotInfo(path=path, zxid=zxid, kind=snapshot_kind(name))
+
+    def _chunks(self, f: Any) -> Iterator[bytes]:
+        if self.info.kind == "gz":
+            return _gzip_chunks(f, self.path)
+        if self.info.kind == "snappy":
+            return _snappy_chunks(f, self.path)
+        return _plain_chunks(f)
+
+    def _damaged(self, what: str, w: _Window) -> None:
+        message = str(w.error) if w.error else f"{self.path}: {what} at stream byte {w.offset}"
+        if not self.best_effort:
+            raise FilesError(message)
+        self.info.damage = message
+
+    def nodes(
+        self, *, select: set[bytes] | None = None, owners: set[int] | None = None, digest: bool = False
+    ) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
+        """(path, data, (aclKey, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid),
+        crc) per znode in file order (pre-order, children unsorted); the root's path is ``"/"``.
+
+        ``select`` (stored path bytes, the root being ``b""``) and ``owners`` (ephemeral owners) keep
+        only the matching nodes, which is how replay picks the few it needs without building the rest.
+        With ``digest``, ``crc`` is the node's contribution to ZooKeeper's tree digest (§5), else 0.
+        """
+        try:
+            with open(self.path, "rb") as f:
+                yield from self._read(_Window(self._chunks(f)), select, owners, digest)
+        except OSError as exc:
+            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+
+    def _read(
+        self, w: _Window, select: set[bytes] | None, owners: set[int] | None, digest: bool
+    ) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
+        info = self.info
+        try:
+            self._read_head(w)
+        except (JuteError, FilesError) as exc:
+            self._damaged(f"bad header ({exc})", w)
+            return
+        unpack_int = INT.unpack_from
+        unpack_long = LONG.unpack_from
+        unpack_stat = ACL_KEY_AND_STAT.unpack_from
+        crc32 = zlib.crc32
+        buf, pos = w.buf, w.pos
+        end = len(buf)
+        view = memoryview(buf)
+        count = 0
+        crc = 0
+        top = 0  # the largest zxid in the content (select mode): above the name's zxid means fuzzy
+        unpack_two = _TWO_LONGS.unpack_from
+        try:
+            while True:
+                if end - pos < 8:
+                    w.pos = pos
+                    if not w.ensure(8):
+                        self._damaged("truncated node list (no end-of-tree marker)", w)
+                        info.nodes = count
+                        return
+                    buf, pos, end = w.buf, 0, len(w.buf)
+                    view = memoryview(buf)
+                (plen,) = unpack_int(buf, pos)
+                if plen == 1 and buf[pos + 4] == 0x2F:  # the "/" terminator (the root itself is "")
+                    w.pos = pos + 5
+                    break
+                if plen < 0 or plen > MAX_FIELD:
+                    raise JuteError(f"bad path length {plen}")
+                data_at = pos + 4 + plen
+                if end - data_at < 4:
+                    w.pos = pos
+                    if not w.ensure(8 + plen):
+                        raise JuteError("truncated node")
+                    buf, pos, end = w.buf, 0, len(w.buf)
+                    view = memoryview(buf)
+                    continue
+                (dlen,) = unpack_int(buf, data_at)
+                if dlen < -1 or dlen > MAX_FIELD:
+                    raise JuteError(f"bad data length {dlen}")
+                stat_at = data_at + 4 + (dlen if dlen > 0 else 0)
+                if end - stat_at < 68:
+                    w.pos = pos
+                    if not w.ensure(stat_at - pos + 68):
+                        raise JuteError("truncated node")
+                    buf, pos, end = w.buf, 0, len(w.buf)
+                    view = memoryview(buf)
+                    continue
+                count += 1
+                start, pos = pos, stat_at + 68
+                if select is not None:
+                    czxid, mzxid = unpack_two(buf, stat_at + 8)
+                    top = max(top, czxid, mzxid, unpack_long(buf, stat_at + 60)[0])
+                    raw_path = buf[start + 4 : data_at]
+                    if raw_path not in select and not (owners and unpack_long(buf, stat_at + 52)[0] in owners):
+                        continue
+                    path = raw_path.decode("utf-8", "surrogateescape") if plen else "/"
+                else:
+                    path = buf[start + 4 : data_at].decode("utf-8", "surrogateescape") if plen else "/"
+                if digest and not path.startswith("/zookeeper/"):
+                    # CRC32 of path, data, then the stat in digest order: czxid mzxid | pzxid | ctime … owner
+                    crc = crc32(
+                        view[stat_at + 24 : stat_at + 60],
+                        crc32(
+                            view[stat_at + 60 : pos],
+                            crc32(
+                                view[stat_at + 8 : stat_at + 24],
+                                crc32(view[data_at + 4 : stat_at], crc32(view[start + 4 : data_at])),
+                            ),
+                        ),
+                    )
+                else:
+                    crc = 0
+                yield path, (buf[data_at + 4 : stat_at] if dlen >= 0 else None), unpack_stat(buf, stat_at), crc
+        except JuteError as exc:
+            w.pos = pos
+            info.nodes = count
+            self._damaged(str(exc), w)
+            return
+        finally:
+            info.max_zxid = max(info.max_zxid, top)
+        info.nodes = count
+        try:
+            self._read_trailer(w)
+        except JuteError as exc:
+            self._damaged(str(exc), w)
+
+    def _read_head(self, w: _Window) -> None:
+        info = self.info
+        if not w.ensure(FILE_HEADER.size + 4):
+            raise JuteError("shorter than a header")
+        magic, version, _dbid = FILE_HEADER.unpack_from(w.buf, w.pos)
+        if magic != SNAPSHOT_MAGIC:
+            raise JuteError(f"magic {magic:#x} is not ZKSN")
+        if version != 2:
+            raise JuteError(f"unknown snapshot version {version}")
+        w.pos += FILE_HEADER.size
+        (count,) = INT.unpack_from(w.buf, w.pos)
+        w.pos += 4
+        if count < 0 or count > MAX_FIELD:
+            raise JuteError(f"bad session count {count}")
+        for _ in range(count):
+            if not w.ensure(12):
+                raise JuteError("truncated session table")
+            session, timeout = LONG_INT.unpack_from(w.buf, w.pos)
+            info.sessions[session] = timeout
+            w.pos += 12
+        if not w.ensure(4):
+            raise JuteError("truncated ACL cache")
+        (count,) = INT.unpack_from(w.buf, w.pos)
+        w.pos += 4
+        if count < 0 or count > MAX_FIELD:
+            raise JuteError(f"bad ACL cache size {count}")
+        for _ in range(count):
+            w.ensure(1 << 16)  # an ACL list is small; read_acl_list checks the bounds it needs
+            key, pos = LONG.unpack_from(w.buf, w.pos)[0], w.pos + 8
+            info.acls[key], w.pos = read_acl_list(w.buf, pos)
+
+    def _seal(self, w: _Window) -> None:
+        expected = w.checksum_here()
+        if not w.ensure(13):
+            raise JuteError("missing checksum seal")
+        stored = LONG.unpack_from(w.buf, w.pos)[0]
+        if w.buf[w.pos + 8 : w.pos + 13] != _TERMINATOR:
+            raise JuteError("checksum seal is not followed by '/'")
+        if stored != expected:
+            raise FilesError(
+                f"{self.path}: checksum mismatch at stream byte {w.offset} "
+                f"(stored {stored:#x}, computed {expected:#x}): the file is damaged"
+            )
+        w.pos += 13
+        self.info.seals_verified += 1
+
+    def _read_trailer(self, w: _Window) -> None:
+        """Seal 1, then by the bytes left (§3): 33 → digest + seal, 21 → last zxid + seal, 54 → both."""
+        info = self.info
+        try:
+            self._seal(w)
+            w.ensure(1 << 12)
+            left = len(w.buf) - w.pos
+            if left in (33, 54):
+                zxid, version = LONG_INT.unpack_from(w.buf, w.pos)
+                (digest,) = LONG.unpack_from(w.buf, w.pos + 12)
+                info.digest = (zxid, version, digest)
+                w.pos += 20
+                self._seal(w)
+                left -= 33
+            if left == 21:
+                (info.last_processed_zxid,) = LONG.unpack_from(w.buf, w.pos)
+                w.pos += 8
+                self._seal(w)
+                left -= 21
+            if left:
+                raise JuteError(f"{left} unexpected bytes after the tree's trailers")
+        except FilesError as exc:
+            if not self.best_effort:
+                raise
+            info.damage = str(exc)
+            return
+        info.stream_bytes = w.offset
+        info.complete = True
+
+
+def content_digest(path: str, data: bytes | None, fields: tuple[int, ...]) -> int:
+    """One node's contribution to ZooKeeper's tree digest (§5): CRC32 of path, data and the stat in
+    digest order; ``/zookeeper/…`` nodes contribute nothing."""
+    if path.startswith("/zookeeper/"):
+        return 0
+    _acl, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid = fields[:10]
+    crc = zlib.crc32(b"" if path == "/" else path.encode("utf-8", "surrogateescape"))
+    if data:
+        crc = zlib.crc32(data, crc)
+    return zlib.crc32(_DIGEST_STAT.pack(czxid, mzxid, pzxid, ctime, mtime, version, cversion, aversion, owner), crc)

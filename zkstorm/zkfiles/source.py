@@ -1,0 +1,393 @@
+"""``--from-files``: a ZooKeeper data directory as a tree source that reads like a live session.
+
+``FileSource`` picks the snapshot ZooKeeper itself would load, replays the logs after it (to the end, or
+to ``--at-zxid``), and yields the same ``RawNode`` values (path, client-visible stat, bytes) as the live
+walker, so every decoder, health rule and the Parquet writer work unchanged. Nodes stream in file order,
+each after its subtree (that is when its child count is known), so memory holds the ancestors of the
+current node and the replay overlay, never the tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import FilesError, NotFoundError, UsageError
+from ..zk import Denied, RawNode, Stat, WalkStats
+from .jute import client_owner
+from .replay import DATA, Overlay, parent_of, paths_named
+from .snapfile import SnapshotFile, cheap_check, content_digest, name_zxid
+from .txnlog import LogFile, Txn
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FilePlan:
+    """The files a read uses and what they gave: recorded in snapshot manifests as the source."""
+
+    snapshot: str
+    snapshot_zxid: int
+    logs: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "file: why", newest first
+    zxid: int = 0  # the state reached
+    time_ms: int | None = None  # of the last txn applied
+    txns_applied: int = 0
+    fuzzy: bool | None = None
+    digest_verified: bool | None = None
+    problems: list[str] = field(default_factory=list)  # best effort: what was not read
+
+    def problem(self, message: str) -> None:
+        log.info("%s", message)  # the command line reports these when it finishes
+        self.problems.append(message)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "files": {"snapshot": self.snapshot, "logs": self.logs, "skipped": self.skipped},
+            "snapshot_zxid": self.snapshot_zxid,
+            "zxid_reached": self.zxid,
+            "txns_applied": self.txns_applied,
+            "fuzzy_snapshot": self.fuzzy,
+            "digest_verified": self.digest_verified,
+            "problems": self.problems,
+        }
+
+
+def _list_dir(folder: str) -> tuple[list[str], list[str]]:
+    if os.path.isdir(os.path.join(folder, "version-2")):
+        folder = os.path.join(folder, "version-2")
+    names = os.listdir(folder)
+    snaps = [os.path.join(folder, n) for n in names if name_zxid(n, "snapshot") is not None]
+    logs = [os.path.join(folder, n) for n in names if name_zxid(n, "log") is not None]
+    return snaps, logs
+
+
+class _UnusableSnapshot(FilesError):
+    """The chosen snapshot failed its full check; the next older one is tried."""
+
+
+class FileSource:
+    """A read-only tree from ZooKeeper's files; the same methods as ``ReadOnlySession``."""
+
+    timeout = 0.0
+
+    def __init__(
+        self,
+        paths: list[str] | tuple[str, ...],
+        *,
+        at_zxid: int | None = None,
+        best_effort: bool = False,
+        verify_digest: bool = False,
+    ):
+        self.paths = list(paths)
+        self.verify_digest = verify_digest  # a whole-tree read checks itself against the server's digest
+        self.at_zxid = at_zxid
+        self.best_effort = best_effort
+        self.target = "files:" + ",".join(self.paths)
+        self.plan: FilePlan | None = None
+        self._overlay: Overlay | None = None
+        self._snapshots: list[str] = []
+        self._logs: list[str] = []
+        self._named_snapshot = False
+
+    # lifecycle ----------------------------------------------------------------------------------------
+
+    def __enter__(self) -> FileSource:
+        self.connect()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        pass
+
+    def connect(self) -> None:
+        """Choose the files and replay the logs; the tree itself is streamed later, per walk."""
+        for path in self.paths:
+            if os.path.isdir(path):
+                snaps, logs = _list_dir(path)
+                self._snapshots += snaps
+                self._logs += logs
+            elif not os.path.exists(path):
+                raise FilesError(f"{path}: no such file or directory")
+            elif name_zxid(os.path.basename(path), "snapshot") is not None:
+                self._snapshots.append(path)
+                self._named_snapshot = True
+            elif name_zxid(os.path.basename(path), "log") is not None:
+                self._logs.append(path)
+            else:
+                raise UsageError(f"{path}: not a data directory, snapshot.<zxid> or log.<zxid> file")
+        if not self._snapshots:
+            raise FilesError(f"no snapshot file in {', '.join(self.paths)}")
+        self._snapshots.sort(key=lambda p: name_zxid(os.path.basename(p), "snapshot") or 0, reverse=True)
+        self._logs.sort(key=lambda p: name_zxid(os.path.basename(p), "log") or 0)
+        skipped: list[str] = []
+        in_range = []
+        for candidate in self._snapshots:
+            zxid = name_zxid(os.path.basename(candidate), "snapshot") or 0
+            if self.at_zxid is not None and zxid > self.at_zxid:
+                skipped.append(f"{os.path.basename(candidate)}: newer than --at-zxid")
+                continue
+            in_range.append(candidate)
+            why = cheap_check(candidate)
+            if why is None:
+                try:
+                    self._prepare(candidate, skipped, partial=False)
+                    return
+                except _UnusableSnapshot as exc:  # damaged: ZooKeeper too would load the next older one
+                    why = str(exc)
+            log.warning("skipping snapshot %s: %s", candidate, why)
+            skipped.append(f"{os.path.basename(candidate)}: {why}")
+        if self.best_effort and in_range:  # no whole snapshot: what the newest one holds up to its damage
+            self._prepare(in_range[0], skipped, partial=True)
+            return
+        if len(in_range) == 1:
+            raise FilesError(skipped[-1].split(": ", 1)[1] if self._named_snapshot else skipped[-1])
+        raise FilesError("no usable snapshot: " + "; ".join(skipped))
+
+    def _prepare(self, snapshot: str, skipped: list[str], *, partial: bool) -> None:
+        """Replay the logs onto ``snapshot``; ``partial`` accepts a damaged one up to its damage."""
+        snap = SnapshotFile(snapshot, best_effort=partial)
+        plan = FilePlan(snapshot=snapshot, snapshot_zxid=snap.info.zxid, skipped=list(skipped))
+        txns, plan.logs = self._txns_after(snap.info.zxid, plan)
+        wanted, closing = paths_named(txns)
+        overlay = Overlay()
+        for path in wanted:
+            overlay.nodes[path] = None
+        # One pass over the snapshot verifies every seal (ZooKeeper's full load check) and builds only
+        # the nodes replay touches; the ephemerals of closing sessions need their parents too.
+        select = {_stored(path) for path in wanted}
+        owned_parents: set[str] = set()
+        try:
+            for path, data, fields, _ in snap.nodes(select=select, owners=closing):
+                overlay.load(path, data, fields)
+                if fields[8] in closing and parent_of(path) not in wanted:
+                    owned_parents.add(parent_of(path))
+        except FilesError as exc:
+            raise _UnusableSnapshot(str(exc)) from None
+        if snap.info.damage:
+            plan.problem(snap.info.damage)
+        if owned_parents:
+            again = SnapshotFile(snapshot, best_effort=True)
+            for path, data, fields, _ in again.nodes(select={_stored(p) for p in owned_parents}):
+                overlay.load(path, data, fields)
+        overlay.sessions = dict(snap.info.sessions)
+        # Changes made after the dump started are in it: a zxid above the name's, in the content or digest.
+        plan.fuzzy = max(snap.info.max_zxid, (snap.info.digest or (0, 0, 0))[0]) > snap.info.zxid
+        for txn in txns:
+            overlay.apply(txn)
+        plan.zxid = overlay.last_zxid if overlay.last_zxid is not None else snap.info.zxid
+        plan.time_ms = overlay.last_time_ms
+        plan.txns_applied = overlay.applied
+        self.plan, self._overlay, self._snapfile = plan, overlay, snapshot
+
+    def _txns_after(self, zxid: int, plan: FilePlan) -> tuple[list[Txn], list[str]]:
+        """Every logged txn after ``zxid`` (up to ``--at-zxid``), from the last log that starts at or
+        before it onwards (ZooKeeper's ``getLogFiles``); a gap in the zxids is an error."""
+        logs = self._logs
+        start = 0
+        for i, path in enumerate(logs):
+            if (name_zxid(os.path.basename(path), "log") or 0) <= zxid:
+                start = i
+        used = logs[start:]
+        txns: list[Txn] = []
+        last = zxid
+        for path in used:
+            reader = LogFile(path, best_effort=self.best_effort)
+            for txn in reader.txns(after=last):
+                if self.at_zxid is not None and txn.zxid > self.at_zxid:
+                    break
+                if txn.zxid >> 32 == last >> 32 and txn.zxid != last + 1:
+                    message = f"{path}: txns {last + 1:#x}..{txn.zxid - 1:#x} are missing from the logs"
+                    if not self.best_effort:
+                        raise FilesError(message)
+                    plan.problem(message)
+                    return txns, used
+                txns.append(txn)
+                last = txn.zxid
+            if reader.damage:
+                plan.problem(reader.damage)
+                return txns, used
+        if self.at_zxid is not None and last < self.at_zxid:
+            message = f"the logs end at zxid {last:#x}, before --at-zxid {self.at_zxid:#x}"
+            if not self.best_effort:
+                raise FilesError(message)
+            plan.problem(message)
+        return txns, used
+
+    def as_of(self) -> float:
+        """When the state read was current: the last replayed txn, else when the snapshot was written."""
+        plan, _ = self._require()
+        return plan.time_ms / 1000 if plan.time_ms is not None else os.path.getmtime(plan.snapshot)
+
+    # reads --------------------------------------------------------------------------------------------
+
+    def _require(self) -> tuple[FilePlan, Overlay]:
+        if self.plan is None or self._overlay is None:
+            raise FilesError("the files have not been opened")
+        return self.plan, self._overlay
+
+    def nodes(self, path: str = "/", max_depth: int | None = None) -> Iterator[RawNode]:
+        """Every node at or under ``path`` (to ``max_depth``) after replay, each after its subtree.
+
+        A node's child count is known when the stream leaves its subtree, so each is yielded then; the
+        stack holds only the current node's ancestors. Nodes that replay created (absent from the
+        snapshot) are yielded when their parent closes.
+        """
+        _, overlay = self._require()
+        if not path.startswith("/"):
+            raise UsageError(f"znode paths start with '/': {path!r}")
+        start = path.rstrip("/") or "/"
+        whole = start == "/" and max_depth is None
+        check = whole and self.verify_digest
+        scope = None if start == "/" else start + "/"
+        deepest = None if max_depth is None else (0 if start == "/" else start.count("/")) + max_depth
+        states = overlay.nodes
+        created = overlay.new_children()
+        stat_new, raw_new = tuple.__new__, RawNode.__new__
+        digest = 0  # ZooKeeper's tree digest of what is yielded: checks the replay against the server's
+        skip = None  # prefix of a subtree that replay deleted
+        entered = False
+        stack: list[list[Any]] = []  # [path, path + "/", data, fields, children, crc]
+
+        def in_request(node_path: str) -> bool:
+            if not (node_path == start or scope is None or node_path.startswith(scope)):
+                return False
+            return deepest is None or (0 if node_path == "/" else node_path.count("/")) <= deepest
+
+        def close(frame: list[Any]) -> Iterator[RawNode]:
+            nonlocal digest
+            node_path = frame[0]
+            if created and node_path in created:
+                for child in created[node_path]:
+                    yield from close([child, child + "/", states[child][DATA], states[child], 0, None])  # type: ignore[index]
+                    frame[4] += 1
+            if check:
+                crc = frame[5]
+                digest += content_digest(node_path, frame[2], frame[3]) if crc is None else crc
+            if not whole and not in_request(node_path):
+                return
+            fields, data, children = frame[3], frame[2], frame[4]
+            stat = stat_new(
+                Stat,
+                (
+                    fields[1],
+                    fields[2],
+                    fields[3],
+                    fields[4],
+                    fields[5],
+                    2 * fields[6] - children,
+                    fields[7],
+                    client_owner(fields[8]),
+                    len(data) if data else 0,
+                    children,
+                    fields[9],
+                ),
+            )
+            yield raw_new(RawNode, node_path, stat, data)
+
+        snap = SnapshotFile(self._snapfile, best_effort=True)
+        for node_path, data, fields, crc in snap.nodes(digest=check):
+            if skip is not None:
+                if node_path.startswith(skip):
+                    continue
+                skip = None
+            while stack and not node_path.startswith(stack[-1][1]):
+                frame = stack.pop()
+                if not whole or (created and frame[0] in created) or frame[5] is None:
+                    yield from close(frame)
+                else:  # the common case, inlined: an unchanged node of a whole-tree read
+                    node_fields, children, node_data = frame[3], frame[4], frame[2]
+                    digest += frame[5]
+                    stat = stat_new(
+                        Stat,
+                        (
+                            node_fields[1],
+                            node_fields[2],
+                            node_fields[3],
+                            node_fields[4],
+                            node_fields[5],
+                            2 * node_fields[6] - children,
+                            node_fields[7],
+                            node_fields[8] if node_fields[8] >= 0 else client_owner(node_fields[8]),
+                            len(node_data) if node_data else 0,
+                            children,
+                            node_fields[9],
+                        ),
+                    )
+                    yield raw_new(RawNode, frame[0], stat, node_data)
+                if stack:
+                    stack[-1][4] += 1
+            if not whole:
+                in_scope = node_path == start or node_path.startswith(scope)  # type: ignore[arg-type]
+                if entered and not in_scope and not start.startswith(node_path):
+                    break  # past the subtree asked for
+                entered = entered or in_scope
+            if node_path in states:
+                state = states[node_path]
+                if state is None:
+                    skip = node_path + "/"
+                    continue
+                data, fields, crc = state[DATA], state, None  # type: ignore[assignment]
+            stack.append([node_path, "/" if node_path == "/" else node_path + "/", data, fields, 0, crc])
+        while stack:
+            yield from close(stack.pop())
+            if stack:
+                stack[-1][4] += 1
+        if check:
+            self._check_digest(digest, snap)
+
+    def _check_digest(self, digest: int, snap: SnapshotFile) -> None:
+        """Compare the yielded tree's digest with the one the server logged for the state reached."""
+        plan, overlay = self._require()
+        digest = (digest + (1 << 63)) % (1 << 64) - (1 << 63)  # as Java's signed long
+        expected = overlay.last_digest
+        if overlay.applied == 0 and snap.info.digest is not None and snap.info.digest[0] == snap.info.zxid:
+            expected = snap.info.digest[2]
+        if expected is None or plan.problems:
+            return  # pre-3.6 files, digests off, or a best-effort read that is incomplete anyway
+        plan.digest_verified = digest == expected
+        if not plan.digest_verified:
+            message = (
+                f"the tree read from {os.path.basename(plan.snapshot)} + {len(plan.logs)} logs has digest "
+                f"{digest:#x}, the server logged {expected:#x} at zxid {plan.zxid:#x}"
+            )
+            plan.problem(message)
+
+    def walk(self, path: str = "/", *, max_depth: int | None = None, stats: WalkStats | None = None, **_: Any):
+        """``ReadOnlySession.walk`` over the files: the same values, in file order (children unsorted)."""
+        found = False
+        for raw in self.nodes(path, max_depth):
+            found = True
+            if stats is not None:
+                stats.znodes += 1
+            yield raw
+        if not found:
+            raise NotFoundError(f"no znode at {path}")
+
+    def get(self, path: str) -> RawNode:
+        for raw in self.nodes(path, 0):
+            return raw
+        raise NotFoundError(f"no znode at {path}")
+
+    def get_children(self, path: str) -> list[str]:
+        start = path.rstrip("/") or "/"
+        children = [raw.path.rsplit("/", 1)[1] for raw in self.nodes(start, 1) if raw.path != start]
+        if not children and not any(True for _ in self.nodes(start, 0)):
+            raise NotFoundError(f"no znode at {path}")
+        return sorted(children)
+
+    def exists(self, path: str) -> bool:
+        return any(True for _ in self.nodes(path, 0))
+
+
+def _stored(path: str) -> bytes:
+    """A path as the snapshot stores it (the root as the empty string)."""
+    return b"" if path == "/" else path.encode("utf-8", "surrogateescape")
+
+
+__all__ = ["Denied", "FilePlan", "FileSource"]

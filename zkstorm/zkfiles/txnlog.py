@@ -1,0 +1,299 @@
+"""ZooKeeper transaction logs: records, their Adler32 checksums, every txn type (zookeeper-files.md §11–12).
+
+A log is a header and ``(long checksum, int length, payload, 'B')`` records, then zeros up to its
+preallocated size. The end of data is a zero length, a short tail or a record without its ``B`` (a log
+the server is still appending to); a complete record with a wrong checksum is corruption.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from ..errors import FilesError
+from .jute import (
+    FILE_HEADER,
+    INT,
+    LOG_MAGIC,
+    LONG,
+    MAX_FIELD,
+    TXN_HEADER,
+    Acl,
+    JuteError,
+    read_acl_list,
+    read_buffer,
+    read_int,
+    read_long,
+    read_string,
+)
+from .snapfile import name_zxid
+
+# OpCodes that reach the log (ZooDefs.OpCode)
+CREATE, DELETE, SET_DATA, SET_ACL, CHECK, MULTI = 1, 2, 5, 7, 13, 14
+CREATE2, RECONFIG, CREATE_CONTAINER, DELETE_CONTAINER, CREATE_TTL = 15, 16, 19, 20, 21
+CREATE_SESSION, CLOSE_SESSION, ERROR = -10, -11, -1
+
+OP_NAMES = {
+    CREATE: "create",
+    DELETE: "delete",
+    SET_DATA: "setData",
+    SET_ACL: "setACL",
+    CHECK: "check",
+    MULTI: "multi",
+    CREATE2: "create2",
+    RECONFIG: "reconfig",
+    CREATE_CONTAINER: "createContainer",
+    DELETE_CONTAINER: "deleteContainer",
+    CREATE_TTL: "createTTL",
+    CREATE_SESSION: "createSession",
+    CLOSE_SESSION: "closeSession",
+    ERROR: "error",
+}
+
+
+class Create(NamedTuple):
+    path: str
+    data: bytes | None
+    acl: list[Acl]
+    kind: str  # persistent | ephemeral | container | ttl
+    parent_cversion: int  # −1: parent's cversion + 1
+    ttl: int = 0
+
+
+class Delete(NamedTuple):
+    path: str
+
+
+class SetData(NamedTuple):
+    path: str
+    data: bytes | None
+    version: int
+
+
+class SetAcl(NamedTuple):
+    path: str
+    acl: list[Acl]
+    version: int
+
+
+class Check(NamedTuple):
+    path: str
+    version: int
+
+
+class CreateSession(NamedTuple):
+    timeout_ms: int
+
+
+class CloseSession(NamedTuple):
+    paths: list[str] | None  # 3.6+: the session's ephemerals at close; None before
+
+
+class Failed(NamedTuple):
+    err: int  # KeeperException code (−110 NODEEXISTS, −101 NONODE, −103 BADVERSION, −2 …)
+
+
+class Multi(NamedTuple):
+    ops: list[tuple[int, Any]]  # (type, body) per sub-txn
+
+    @property
+    def failed(self) -> bool:
+        return any(op == ERROR for op, _ in self.ops)
+
+
+class Txn(NamedTuple):
+    zxid: int
+    session: int
+    cxid: int
+    time_ms: int
+    type: int
+    body: Any
+    digest: tuple[int, int] | None  # (version, tree digest after this txn), 3.6+
+
+    @property
+    def op(self) -> str:
+        return OP_NAMES.get(self.type, str(self.type))
+
+
+def _body(kind: int, buf: bytes, pos: int, end: int) -> tuple[Any, int]:
+    """Parse one txn body of ``kind`` from ``buf[pos:end]``; returns (body, position after it)."""
+    if kind in (CREATE, CREATE2):
+        path, pos = read_string(buf, pos)
+        data, pos = read_buffer(buf, pos)
+        acl, pos = read_acl_list(buf, pos)
+        if pos >= end:
+            raise JuteError("truncated create")
+        ephemeral = buf[pos] != 0
+        pos += 1
+        left = end - pos
+        if left in (0, 12):  # CreateTxnV0 (no parentCVersion), with or without a TxnDigest
+            parent_cversion = -1
+        else:
+            parent_cversion, pos = read_int(buf, pos)
+        return Create(path or "", data, acl, "ephemeral" if ephemeral else "persistent", parent_cversion), pos
+    if kind in (CREATE_CONTAINER, CREATE_TTL):
+        path, pos = read_string(buf, pos)
+        data, pos = read_buffer(buf, pos)
+        acl, pos = read_acl_list(buf, pos)
+        parent_cversion, pos = read_int(buf, pos)
+        if kind == CREATE_TTL:
+            ttl, pos = read_long(buf, pos)
+            return Create(path or "", data, acl, "ttl", parent_cversion, ttl), pos
+        return Create(path or "", data, acl, "container", parent_cversion), pos
+    if kind in (DELETE, DELETE_CONTAINER):
+        path, pos = read_string(buf, pos)
+        return Delete(path or ""), pos
+    if kind in (SET_DATA, RECONFIG):
+        path, pos = read_string(buf, pos)
+        data, pos = read_buffer(buf, pos)
+        version, pos = read_int(buf, pos)
+        return SetData(path or "", data, version), pos
+    if kind == SET_ACL:
+        path, pos = read_string(buf, pos)
+        acl, pos = read_acl_list(buf, pos)
+        version, pos = read_int(buf, pos)
+        return SetAcl(path or "", acl, version), pos
+    if kind == CHECK:
+        path, pos = read_string(buf, pos)
+        version, pos = read_int(buf, pos)
+        return Check(path or "", version), pos
+    if kind == MULTI:
+        count, pos = read_int(buf, pos)
+        if count < 0 or count > MAX_FIELD // 8:
+            raise JuteError(f"bad multi size {count}")
+        ops = []
+        for _ in range(count):
+            sub_kind, pos = read_int(buf, pos)
+            raw, pos = read_buffer(buf, pos)
+            raw = raw or b""
+            body, end_of_sub = _body(sub_kind, raw, 0, len(raw))
+            if end_of_sub != len(raw):
+                raise JuteError(f"{len(raw) - end_of_sub} unexpected bytes after a multi's sub-txn")
+            ops.append((sub_kind, body))
+        return Multi(ops), pos
+    if kind == CREATE_SESSION:
+        timeout, pos = read_int(buf, pos)
+        return CreateSession(timeout), pos
+    if kind == CLOSE_SESSION:
+        return _close_session(buf, pos, end)
+    if kind == ERROR:
+        err, pos = read_int(buf, pos)
+        return Failed(err), pos
+    raise JuteError(f"unknown txn type {kind}")
+
+
+def _close_session(buf: bytes, pos: int, end: int) -> tuple[CloseSession, int]:
+    """3.6+ logs carry the paths to delete; older ones (and closeSessionTxn.enabled=false) nothing.
+    The body is accepted only if it is a vector of absolute paths that ends where a body can end."""
+    if end - pos in (0, 12):
+        try:
+            paths, after = _path_vector(buf, pos, end)
+            if after == end:
+                return CloseSession(paths), after
+        except JuteError:
+            pass
+        return CloseSession(None), pos
+    paths, pos = _path_vector(buf, pos, end)
+    return CloseSession(paths), pos
+
+
+def _path_vector(buf: bytes, pos: int, end: int) -> tuple[list[str], int]:
+    count, pos = read_int(buf[:end], pos)
+    if count < 0 or count > MAX_FIELD // 4:
+        raise JuteError(f"bad path count {count}")
+    paths = []
+    for _ in range(count):
+        path, pos = read_string(buf[:end], pos)
+        if not path or not path.startswith("/"):
+            raise JuteError("not a path")
+        paths.append(path)
+    return paths, pos
+
+
+class LogFile:
+    """One transaction log; ``txns()`` yields its records in order."""
+
+    def __init__(self, path: str, *, best_effort: bool = False) -> None:
+        start = name_zxid(os.path.basename(path), "log")
+        if start is None:
+            raise FilesError(f"{path}: not a transaction log name (log.<hex zxid>)")
+        self.path = path
+        self.start_zxid = start
+        self.best_effort = best_effort
+        self.end_offset = 0  # where the data ended (zeros, or a partial record, follow)
+        self.partial_tail = False  # the last record was cut short: a log still being written
+        self.damage: str | None = None
+
+    def _damaged(self, message: str) -> None:
+        if not self.best_effort:
+            raise FilesError(message)
+        self.damage = message
+
+    def txns(self, after: int = -1) -> Iterator[Txn]:
+        """The records with a zxid above ``after``; earlier ones are checksummed but not parsed."""
+        try:
+            with open(self.path, "rb") as f:
+                yield from self._read(f, after)
+        except OSError as exc:
+            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+
+    def _read(self, f: Any, after: int) -> Iterator[Txn]:
+        head = f.read(FILE_HEADER.size)
+        if len(head) < FILE_HEADER.size:
+            self._damaged(f"{self.path}: shorter than a log header")
+            return
+        magic, version, _dbid = FILE_HEADER.unpack(head)
+        if magic != LOG_MAGIC or version != 2:
+            self._damaged(f"{self.path}: not a ZooKeeper transaction log (magic {magic:#x}, version {version})")
+            return
+        offset = FILE_HEADER.size
+        header_size = TXN_HEADER.size
+        while True:
+            self.end_offset = offset
+            frame = f.read(12)
+            if len(frame) < 12:
+                self.partial_tail = bool(frame.strip(b"\0"))
+                return
+            (checksum,) = LONG.unpack_from(frame, 0)
+            (length,) = INT.unpack_from(frame, 8)
+            if length == 0:
+                return  # the preallocated zeros
+            if length < header_size or length > MAX_FIELD:
+                self._damaged(f"{self.path}: bad record length {length} at byte {offset}")
+                return
+            head = f.read(header_size)
+            if len(head) < header_size:
+                self.partial_tail = True
+                return
+            session, cxid, zxid, time_ms, kind = TXN_HEADER.unpack(head)
+            if zxid <= after:  # already in the snapshot: skip it unread (no checksum needed for that)
+                f.seek(length - header_size, 1)
+                if f.read(1) != b"B":
+                    self.partial_tail = True
+                    return
+                offset += 12 + length + 1
+                continue
+            payload = head + f.read(length - header_size + 1)
+            if len(payload) < length + 1 or payload[length] != 0x42:
+                self.partial_tail = True  # ZooKeeper: "Last transaction was partial"
+                return
+            payload = payload[:length]
+            if zlib.adler32(payload) != checksum:
+                self._damaged(f"{self.path}: checksum mismatch in the record at byte {offset}: the log is damaged")
+                return
+            try:
+                body, pos = _body(kind, payload, header_size, length)
+                digest = None
+                if length - pos == 12:
+                    version, pos = read_int(payload, pos)
+                    tree, pos = read_long(payload, pos)
+                    digest = (version, tree)
+                if pos != length:
+                    raise JuteError(f"{length - pos} unexpected bytes after the body")
+            except JuteError as exc:
+                self._damaged(f"{self.path}: txn {zxid:#x} at byte {offset} cannot be read ({exc})")
+                return
+            offset += 12 + length + 1
+            yield Txn(zxid, session, cxid, time_ms, kind, body, digest)
