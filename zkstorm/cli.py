@@ -1065,35 +1065,28 @@ def kafka_roots_command(settings: Settings, fmt: str, as_json: bool) -> None:
 # --- snapshot -----------------------------------------------------------------------------------------
 
 
-@cli.command()
-@click.argument("out")
-@click.option(
-    "--cluster",
-    envvar="ZKSTORM_CLUSTER",
-    default=None,
-    help="Cluster name stored in every row (default: the first --zk host).",
-)
-@click.option(
-    "--snapshot-id", default=None, help="Default CLUSTER@YYYY-MM-DD (UTC): one snapshot a day; a re-run replaces it."
-)
-@click.option("--keep-days", type=click.IntRange(1), default=None, help="Delete snapshots older than N days.")
-@click.option("--stale-after", default="30s", show_default=True, help="Worker heartbeat staleness threshold.")
-@click.pass_obj
-def snapshot(
-    settings: Settings, out: str, cluster: str | None, snapshot_id: str | None, keep_days: int | None, stale_after: str
-) -> None:
-    """Export every decoded record of one walk to Parquet under OUT (a path or a pyarrow filesystem URI),
-    one dataset per record type, partitioned by snapshot_date. Secrets stay redacted; --show-secrets does
-    not apply here. Cron-ready: atomic per file, locked, idempotent per snapshot id."""
+@dataclass
+class _SnapshotRun:
+    snapshot_id: str
+    manifest: dict[str, Any]
+    znodes: int
+    failures: int
+    unreadable: int
+    filesystem: Any
+    base: str
+
+
+def _take_snapshot(
+    settings: Settings, out: str, cluster: str | None, snapshot_id: str | None, at: Any, stale_after: str
+) -> _SnapshotRun:
+    """One walk of the source into one committed snapshot under ``out`` (used by snapshot and diff --live)."""
     from datetime import datetime, timezone
 
     from .collect import snapshot_walk
     from .records import DecodeFailure, Unreadable, Znode
-    from .snapshot import Snapshot, default_snapshot_id, prune
+    from .snapshot import Snapshot, default_snapshot_id
     from .zk import WalkStats, ZkTarget
 
-    if settings.show_secrets:
-        click.echo("zkstorm: note: --show-secrets does not apply to snapshots; secrets stay redacted", err=True)
     if settings.from_files:
         import socket
 
@@ -1102,9 +1095,8 @@ def snapshot(
         target = ZkTarget.parse(settings.zk)
         source_name, default_cluster = str(target), target.hosts[0][0]
     cluster = cluster or default_cluster
-    started = time.monotonic()
-    at = datetime.now(timezone.utc)
     snapshot_id = snapshot_id or default_snapshot_id(cluster, at)
+    started = datetime.now(timezone.utc)
     stats = WalkStats()
     zxids: list[int] = []
     failures = unreadable = 0
@@ -1136,7 +1128,7 @@ def snapshot(
                     "storm_roots": list(settings.roots().storm),
                     "kafka_roots": list(settings.roots().kafka),
                 },
-                "started": at.isoformat().replace("+00:00", "Z"),
+                "started": started.isoformat().replace("+00:00", "Z"),
                 "finished": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                 "data_as_of": datetime.fromtimestamp(settings.now(), timezone.utc).isoformat().replace("+00:00", "Z"),
                 "zxid_min": min(zxids) if zxids else None,
@@ -1147,15 +1139,155 @@ def snapshot(
                 "unreadable": unreadable,
             }
         )
-    removed = prune(snap.filesystem, snap.base, keep_days, at.date()) if keep_days else []
-    rows = sum(manifest["tables"].values())
+    return _SnapshotRun(snapshot_id, manifest, stats.znodes, failures, unreadable, snap.filesystem, snap.base)
+
+
+def _utc_time(value: str) -> Any:
+    from datetime import datetime, timezone
+
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an ISO time (2026-11-21T02:30:00Z)") from None
+    return parsed.replace(tzinfo=parsed.tzinfo or timezone.utc).astimezone(timezone.utc)
+
+
+@cli.command()
+@click.argument("out")
+@click.option(
+    "--cluster",
+    envvar="ZKSTORM_CLUSTER",
+    default=None,
+    help="Cluster name stored in every row (default: the first --zk host; this host with --from-files).",
+)
+@click.option(
+    "--snapshot-id", default=None, help="Default CLUSTER@YYYY-MM-DD (UTC): one snapshot a day; a re-run replaces it."
+)
+@click.option(
+    "--snapshot-time",
+    default=None,
+    help="Record the snapshot as taken at this ISO time instead of now (backfilling from old backups).",
+)
+@click.option("--keep-days", type=click.IntRange(1), default=None, help="Delete snapshots older than N days.")
+@click.option("--stale-after", default="30s", show_default=True, help="Worker heartbeat staleness threshold.")
+@click.pass_obj
+def snapshot(
+    settings: Settings,
+    out: str,
+    cluster: str | None,
+    snapshot_id: str | None,
+    snapshot_time: str | None,
+    keep_days: int | None,
+    stale_after: str,
+) -> None:
+    """Export every decoded record of one walk to Parquet under OUT (a path or a pyarrow filesystem URI),
+    one dataset per record type, partitioned by snapshot_date. Secrets stay redacted; --show-secrets does
+    not apply here. Cron-ready: atomic per file, locked, idempotent per snapshot id."""
+    from datetime import datetime, timezone
+
+    from .snapshot import prune
+
+    if settings.show_secrets:
+        click.echo("zkstorm: note: --show-secrets does not apply to snapshots; secrets stay redacted", err=True)
+    at = _utc_time(snapshot_time) if snapshot_time else datetime.now(timezone.utc)
+    started = time.monotonic()
+    run = _take_snapshot(settings, out, cluster, snapshot_id, at, stale_after)
+    removed = prune(run.filesystem, run.base, keep_days, at.date()) if keep_days else []
+    rows = sum(run.manifest["tables"].values())
     click.echo(
-        f"zkstorm: snapshot {snapshot_id}: {stats.znodes:,} znodes, {len(manifest['tables'])} tables, "
-        f"{rows:,} rows, {failures} decode failures, {unreadable} unreadable -> {out} "
+        f"zkstorm: snapshot {run.snapshot_id}: {run.znodes:,} znodes, {len(run.manifest['tables'])} tables, "
+        f"{rows:,} rows, {run.failures} decode failures, {run.unreadable} unreadable -> {out} "
         f"({time.monotonic() - started:.1f}s{f', pruned {len(removed)} partitions' if removed else ''})",
         err=True,
     )
-    _finish(settings, failures + unreadable)
+    _finish(settings, run.failures + run.unreadable)
+
+
+# --- history and diff ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("snapshots")
+@click.option("--since", type=click.DateTime(["%Y-%m-%d"]), default=None, help="First day (UTC), inclusive.")
+@click.option("--until", type=click.DateTime(["%Y-%m-%d"]), default=None, help="Last day (UTC), inclusive.")
+@click.option("--out", default=None, help="Write each metric as a Parquet table under this path or URI.")
+@click.option("--html", "html_path", default=None, help="Write the report (self-contained HTML) here.")
+@click.option("--master", default="local[*]", show_default=True, help="Spark master.")
+def history(snapshots: str, since: Any, until: Any, out: str | None, html_path: str | None, master: str) -> None:
+    """Cluster-health history over every committed snapshot under SNAPSHOTS (a PySpark job): error
+    trends, flapping supervisors, restarts, ISR shrinks, under-replication, controller moves, growth.
+    On a cluster: spark-submit zkstorm/jobs/history.py with the same arguments (see the README)."""
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ZkstormError("history needs PySpark: pip install 'zkstorm[spark]'") from None
+    from .jobs.history import print_summary, run_history
+    from .jobs.spark import session
+
+    result = run_history(
+        session(master),
+        snapshots,
+        since=since.date() if since else None,
+        until=until.date() if until else None,
+        out=out,
+        html=html_path,
+    )
+    print_summary(result, _stdout_console())
+    if html_path:
+        click.echo(f"zkstorm: report written to {html_path}", err=True)
+
+
+@cli.command()
+@click.argument("snapshots")
+@click.argument("snapshot_a")
+@click.argument("snapshot_b", required=False)
+@click.option("--live", is_flag=True, help="Compare SNAPSHOT_A with the source as it is now (--zk or --from-files).")
+@click.option("--table", "tables", multiple=True, help="Only these tables (repeatable).")
+@_format_option("table", "json", default="table")
+@click.pass_obj
+def diff(
+    settings: Settings,
+    snapshots: str,
+    snapshot_a: str,
+    snapshot_b: str | None,
+    live: bool,
+    tables: tuple[str, ...],
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """What changed between two committed snapshots under SNAPSHOTS, per table: rows added and removed
+    (a changed row counts once in each), with examples. SNAPSHOT_B or --live, not both."""
+    import dataclasses
+    import json
+    import tempfile
+    from datetime import datetime, timezone
+
+    from .jobs.diff import diff_snapshots
+
+    if live == (snapshot_b is not None):
+        raise UsageError("give SNAPSHOT_B or --live (one of them)")
+    with tempfile.TemporaryDirectory(prefix="zkstorm-diff-") as scratch:
+        out_b, id_b = snapshots, snapshot_b or ""
+        if live:
+            run = _take_snapshot(settings, scratch, None, "live", datetime.now(timezone.utc), "30s")
+            out_b, id_b = scratch, run.snapshot_id
+        diffs = diff_snapshots(snapshots, snapshot_a, out_b, id_b, tables=set(tables) or None)
+    if ("json" if as_json else fmt) == "json":
+
+        def plain(value: Any) -> Any:
+            return value.isoformat() if isinstance(value, datetime) else str(value)
+
+        click.echo(json.dumps([dataclasses.asdict(d) for d in diffs], indent=2, default=plain))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{snapshot_a} -> {snapshot_b or 'live'}", header_style="bold")
+    for column in ("table", "rows before", "rows after", "added", "removed"):
+        table.add_column(column, justify="left" if column == "table" else "right")
+    for d in diffs:
+        style = None if d.added or d.removed else "dim"
+        table.add_row(d.table, f"{d.rows_a:,}", f"{d.rows_b:,}", f"{d.added:,}", f"{d.removed:,}", style=style)
+    _stdout_console().print(table)
 
 
 @contextlib.contextmanager

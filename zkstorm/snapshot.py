@@ -96,6 +96,14 @@ def safe_name(text: str) -> str:
     return _SAFE.sub("_", text)
 
 
+def open_filesystem(out: str) -> tuple[pafs.FileSystem, str]:
+    """A dataset location as (filesystem, base path): a local path, or any URI pyarrow supports."""
+    if "://" in out:
+        filesystem, base = pafs.FileSystem.from_uri(out)
+        return filesystem, base
+    return pafs.LocalFileSystem(), os.path.abspath(out)
+
+
 def default_snapshot_id(cluster: str, at: datetime) -> str:
     """One snapshot per cluster per UTC day: a re-run the same day replaces it instead of adding rows."""
     return f"{safe_name(cluster)}@{at:%Y-%m-%d}"
@@ -121,12 +129,7 @@ class Snapshot:
     def __init__(
         self, out: str, *, snapshot_id: str, cluster: str, snapshot_time: datetime, batch_rows: int = 4096
     ) -> None:
-        self.filesystem: pafs.FileSystem
-        self.base: str
-        if "://" in out:
-            self.filesystem, self.base = pafs.FileSystem.from_uri(out)
-        else:
-            self.filesystem, self.base = pafs.LocalFileSystem(), os.path.abspath(out)
+        self.filesystem, self.base = open_filesystem(out)
         self.out = out
         self.snapshot_id = snapshot_id
         self.cluster = cluster

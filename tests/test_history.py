@@ -1,0 +1,373 @@
+"""The history job against a real local SparkSession, over a hand-built week written by our snapshot
+writer; every metric is checked against expectations computed here in plain Python."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot, load_cluster
+from tests.test_cli import run
+from zkstorm.jobs.history import run_history
+from zkstorm.jobs.metrics import CHRONIC_SNAPSHOTS, METRICS
+from zkstorm.records import (
+    KafkaBroker,
+    KafkaController,
+    KafkaControllerEpoch,
+    KafkaPartition,
+    KafkaTopic,
+    StormError,
+    StormExecutor,
+    StormSupervisor,
+    StormTopology,
+    StormWorker,
+    Znode,
+)
+from zkstorm.snapshot import Snapshot
+
+DAY0 = datetime(2026, 11, 1, 2, 30, tzinfo=timezone.utc)
+DAYS = 5
+
+# The week, as plain data. Index = day.
+TOPOLOGIES = [
+    {"A": "ACTIVE", "B": "ACTIVE"},
+    {"A": "ACTIVE", "B": "INACTIVE"},
+    {"A": "ACTIVE", "C": "ACTIVE"},
+    {"A": "REBALANCING", "C": "ACTIVE"},
+    {"A": "ACTIVE", "C": "ACTIVE"},
+]
+# (topology, component, time_secs, first line) and the days the error is still stored
+ERRORS = [
+    (("A", "spout", 1_793_000_000, "java.io.IOException: timeout after 3000 ms"), {0, 1, 2}),
+    (("A", "bolt", 1_793_100_000, "java.io.IOException: timeout after 5000 ms"), {2, 3}),
+    (("C", "bolt", 1_793_200_000, "java.lang.NullPointerException"), {3, 4}),
+]
+# host → per day (uptime) or None when absent
+SUPERVISORS = {"h1": [100, 200, 300, 400, 500], "h2": [100, None, 50, 10, 90]}
+WORKERS = {("A", "n1", 6700): [(100, False), (200, False), (50, False), (150, True), (250, False)]}
+EXECUTOR_PLACES = [("n1", 6700)] * 3 + [("n2", 6701)] * 2
+BROKERS = [  # broker → registration timestamp per day (None = not registered)
+    {1: 10, 2: 20, 3: 30},
+    {1: 10, 2: 20},
+    {1: 10, 2: 20, 3: 31},
+    {1: 11, 2: 20, 3: 31},
+    {1: 11, 2: 20, 3: 31},
+]
+CONTROLLER = [(1, 5), (1, 5), (2, 7), (2, 7), (2, 8)]
+ISR_T0 = [[1, 2, 3], [1, 2], [1, 2], [1, 2], [1, 2, 3]]
+LEADER_T1 = [2, 1, 1, 1, 1]
+TOPICS = [{"t"}, {"t"}, {"t", "u"}, {"t", "u"}, {"t"}]
+
+
+def _day(i: int) -> datetime:
+    return DAY0 + timedelta(days=i)
+
+
+def _records(i: int) -> list[Any]:
+    out: list[Any] = []
+    for tid, status in TOPOLOGIES[i].items():
+        out.append(
+            StormTopology(
+                topology_id=tid, name=tid, status=status, num_workers=1, launch_time_secs=None, launched_at=None,
+                owner=None, principal=None, topology_version=None, prev_status=None, action=None,
+                action_wait_secs=None, rebalance_num_workers=None, num_executors=1, num_components=1, format="thrift",
+            )
+        )  # fmt: skip
+    for (tid, component, secs, line), days in ERRORS:
+        if i in days:
+            at = datetime.fromtimestamp(secs, timezone.utc)
+            out.append(
+                StormError(
+                    topology_id=tid, component=component, time_secs=secs, error_at=at, host="w1", port=6700,
+                    error=line + "\n\tat x", first_line=line, sequence=None, last_error=False,
+                )
+            )  # fmt: skip
+    for host, uptimes in SUPERVISORS.items():
+        if uptimes[i] is not None:
+            out.append(
+                StormSupervisor(
+                    supervisor_id=f"{host}-id", hostname=host, assignment_id=None, time_secs=1, heartbeat_at=_day(i),
+                    uptime_secs=uptimes[i], used_ports=[6700] if host == "h1" else [],
+                    ports=[6700, 6701] if host == "h1" else [6700], version=None, server_port=None,
+                    memory_capacity_mb=None, cpu_capacity_pct=None, resources=[], scheduler_meta=[],
+                )
+            )  # fmt: skip
+    for (tid, node, port), days in WORKERS.items():
+        uptime, stale = days[i]
+        out.append(
+            StormWorker(
+                topology_id=tid, node=node, port=port, time_secs=1, heartbeat_at=_day(i), uptime_secs=uptime,
+                num_executor_stats=0, stale=stale,
+            )
+        )  # fmt: skip
+    node, port = EXECUTOR_PLACES[i]
+    out.append(
+        StormExecutor(
+            topology_id="A", start_task=1, end_task=1, node=node, port=port, host=None, start_time_secs=None,
+            mem_on_heap_mb=None, mem_off_heap_mb=None, cpu_pct=None,
+        )
+    )  # fmt: skip
+    for broker, stamp in BROKERS[i].items():
+        out.append(
+            KafkaBroker(
+                broker_id=broker, alive=True, version=4, host=f"b{broker}", port=9092, rack=None, jmx_port=None,
+                timestamp_ms=stamp, registered_at=None, endpoints=[], listener_protocols=[], features=[],
+                broker_epoch=None, session_id=None,
+            )
+        )  # fmt: skip
+    controller, epoch = CONTROLLER[i]
+    out.append(
+        KafkaController(
+            broker_id=controller, version=1, timestamp_ms=None, elected_at=None, kraft_controller_epoch=None,
+            ephemeral=True,
+        )
+    )  # fmt: skip
+    out.append(KafkaControllerEpoch(epoch=epoch, zk_version=None))
+    for partition, isr, leader in ((0, ISR_T0[i], 1), (1, [1, 2, 3], LEADER_T1[i])):
+        under = len(isr) < 3
+        out.append(
+            KafkaPartition(
+                topic="t", partition=partition, replicas=[1, 2, 3], adding_replicas=[], removing_replicas=[],
+                leader=leader, leader_epoch=0, isr=isr, controller_epoch=1, zk_version=0, leader_recovery_state=0,
+                offline=False, under_replicated=under, under_min_isr=False, at_min_isr=False,
+                preferred_leader=leader == 1, min_isr=1, min_isr_source="assumed", pending_deletion=False,
+                health="under_replicated" if under else "ok",
+            )
+        )  # fmt: skip
+    for topic in TOPICS[i]:
+        out.append(
+            KafkaTopic(
+                topic=topic, version=3, topic_id=None, partition_count=2, replication_factor=3,
+                reassigning_partitions=0,
+            )
+        )  # fmt: skip
+    for n in range(i + 2):
+        out.append(
+            Znode(
+                path=f"/storm/x/{n}", czxid=1, mzxid=1, pzxid=1, ctime_ms=0, mtime_ms=0, version=0, cversion=0,
+                aversion=0, ephemeral_owner=0, data_length=10, num_children=0, ephemeral=False, encoding="empty",
+            )
+        )  # fmt: skip
+    return out
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("history") / "snapshots"
+    for i in range(DAYS + 1):
+        with Snapshot(str(out), snapshot_id=f"c1@{i}", cluster="c1", snapshot_time=_day(i)) as snap:
+            for record in _records(min(i, DAYS - 1)):
+                snap.add(record)
+            snap.commit({})
+    (out / "_manifests" / "c1@5.json").unlink()  # a run that died before its manifest: not a snapshot
+    return out
+
+
+@pytest.fixture(scope="module")
+def result(spark: Any, week: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    out = tmp_path_factory.mktemp("metrics")
+    html = out / "report.html"
+    outcome = run_history(spark, str(week), out=str(out / "tables"), html=str(html))
+    return outcome, out, html
+
+
+def _table(spark: Any, result: Any, name: str) -> list[dict[str, Any]]:
+    _, out, _ = result
+    return [r.asDict() for r in spark.read.parquet(str(out / "tables" / name)).collect()]
+
+
+def _per_day(rows: list[dict[str, Any]], column: str) -> list[Any]:
+    by_time = {r["snapshot_time"].astimezone(timezone.utc): r[column] for r in rows}
+    return [by_time.get(_day(i)) for i in range(DAYS)]
+
+
+def test_only_committed_snapshots_are_read(result: Any) -> None:
+    outcome, _, _ = result
+    assert outcome.snapshots == DAYS and outcome.clusters == ["c1"]
+    assert outcome.last == _day(DAYS - 1)
+    assert set(outcome.tables) == {m.name for m in METRICS}
+
+
+def test_storm_topology_metrics(spark: Any, result: Any) -> None:
+    rows = _table(spark, result, "storm_topology_status")
+    got = {(r["snapshot_time"].astimezone(timezone.utc), r["status"]): r["topologies"] for r in rows}
+    expected: dict[Any, int] = {}
+    for i, topologies in enumerate(TOPOLOGIES):
+        for status in topologies.values():
+            expected[(_day(i), status)] = expected.get((_day(i), status), 0) + 1
+    assert got == expected
+    churn = _table(spark, result, "storm_topology_churn")
+    appeared = [0] + [len(set(TOPOLOGIES[i]) - set(TOPOLOGIES[i - 1])) for i in range(1, DAYS)]
+    gone = [0] + [len(set(TOPOLOGIES[i - 1]) - set(TOPOLOGIES[i])) for i in range(1, DAYS)]
+    assert _per_day(churn, "topologies_appeared") == appeared
+    assert _per_day(churn, "topologies_disappeared") == gone
+
+
+def test_errors_are_deduplicated_and_grouped_by_signature(spark: Any, result: Any) -> None:
+    daily = _table(spark, result, "storm_errors_daily")
+    expected: dict[Any, int] = {}
+    for (tid, component, secs, _), _days in ERRORS:
+        key = (datetime.fromtimestamp(secs, timezone.utc).date(), tid, component)
+        expected[key] = expected.get(key, 0) + 1
+    assert {(r["day"], r["topology_id"], r["component"]): r["errors"] for r in daily} == expected
+    signatures = {r["signature"]: r for r in _table(spark, result, "storm_error_signatures")}
+    assert signatures["java.io.IOException: timeout after N ms"]["errors"] == 2
+    assert signatures["java.io.IOException: timeout after N ms"]["components"] == 2
+    assert signatures["java.lang.NullPointerException"]["errors"] == 1
+
+
+def test_supervisor_presence_flaps_restarts_and_slots(spark: Any, result: Any) -> None:
+    per = _table(spark, result, "storm_supervisors")
+    present = [sum(1 for u in SUPERVISORS.values() if u[i] is not None) for i in range(DAYS)]
+    assert _per_day(per, "present") == present
+    assert _per_day(per, "missing") == [sum(1 for u in SUPERVISORS.values() if u[i] is None) for i in range(DAYS)]
+    restarts = [0] + [
+        sum(1 for u in SUPERVISORS.values() if None not in (u[i], u[i - 1]) and u[i] < u[i - 1]) for i in range(1, DAYS)
+    ]
+    assert _per_day(per, "restarts") == restarts
+    used = [1] * DAYS
+    slots = [2 + (1 if SUPERVISORS["h2"][i] is not None else 0) for i in range(DAYS)]
+    assert _per_day(per, "slot_utilisation_pct") == [round(100 * u / s, 1) for u, s in zip(used, slots, strict=True)]
+    flaps = {r["hostname"]: r for r in _table(spark, result, "storm_supervisor_flaps")}
+    assert (flaps["h2"]["flaps"], flaps["h2"]["restarts"], flaps["h2"]["snapshots_absent"]) == (1, 1, 1)
+    assert (flaps["h1"]["flaps"], flaps["h1"]["restarts"]) == (0, 0)
+
+
+def test_workers_and_executor_moves(spark: Any, result: Any) -> None:
+    per = _table(spark, result, "storm_workers")
+    days = WORKERS[("A", "n1", 6700)]
+    assert _per_day(per, "stale") == [int(stale) for _, stale in days]
+    assert _per_day(per, "restarts") == [0] + [int(days[i][0] < days[i - 1][0]) for i in range(1, DAYS)]
+    moves = _table(spark, result, "storm_executor_moves")
+    moved_days = [i for i in range(1, DAYS) if EXECUTOR_PLACES[i] != EXECUTOR_PLACES[i - 1]]
+    assert [(r["snapshot_time"].astimezone(timezone.utc), r["moved_executors"]) for r in moves] == [
+        (_day(i), 1) for i in moved_days
+    ]
+
+
+def test_kafka_brokers_and_controller(spark: Any, result: Any) -> None:
+    per = _table(spark, result, "kafka_brokers")
+    assert _per_day(per, "brokers") == [len(b) for b in BROKERS]
+    assert _per_day(per, "brokers_disappeared") == [0] + [
+        len(set(BROKERS[i - 1]) - set(BROKERS[i])) for i in range(1, DAYS)
+    ]
+    restarts = [0] + [
+        sum(1 for b, stamp in BROKERS[i].items() if b in BROKERS[i - 1] and BROKERS[i - 1][b] != stamp)
+        for i in range(1, DAYS)
+    ]
+    assert _per_day(per, "restarts") == restarts
+    controller = _table(spark, result, "kafka_controller")
+    assert _per_day(controller, "controller") == [c for c, _ in CONTROLLER]
+    assert _per_day(controller, "elections") == [None] + [
+        CONTROLLER[i][1] - CONTROLLER[i - 1][1] for i in range(1, DAYS)
+    ]
+
+
+def test_kafka_partition_health_shrinks_and_chronic(spark: Any, result: Any) -> None:
+    health = _table(spark, result, "kafka_partition_health")
+    assert _per_day(health, "under_replicated") == [int(len(isr) < 3) for isr in ISR_T0]
+    assert _per_day(health, "not_preferred_leader") == [int(leader != 1) for leader in LEADER_T1]
+    shrinks = _table(spark, result, "kafka_isr_shrinks")
+    expected = [(_day(i), broker) for i in range(1, DAYS) for broker in sorted(set(ISR_T0[i - 1]) - set(ISR_T0[i]))]
+    assert sorted((r["snapshot_time"].astimezone(timezone.utc), r["broker_id"]) for r in shrinks) == expected
+    leaders = _table(spark, result, "kafka_leader_changes")
+    changes = [(_day(i), LEADER_T1[i - 1]) for i in range(1, DAYS) if LEADER_T1[i] != LEADER_T1[i - 1]]
+    assert [(r["snapshot_time"].astimezone(timezone.utc), r["broker_id"]) for r in leaders] == changes
+    chronic = _table(spark, result, "kafka_chronic_under_replicated")
+    run = [i for i, isr in enumerate(ISR_T0) if len(isr) < 3]
+    assert len(run) >= CHRONIC_SNAPSHOTS
+    assert [(r["topic"], r["partition"], r["consecutive_snapshots"], r["ongoing"]) for r in chronic] == [
+        ("t", 0, len(run), run[-1] == DAYS - 1)
+    ]
+
+
+def test_topic_churn_and_zookeeper_growth(spark: Any, result: Any) -> None:
+    churn = _table(spark, result, "kafka_topic_churn")
+    assert _per_day(churn, "topics_appeared") == [0] + [len(TOPICS[i] - TOPICS[i - 1]) for i in range(1, DAYS)]
+    assert _per_day(churn, "topics_disappeared") == [0] + [len(TOPICS[i - 1] - TOPICS[i]) for i in range(1, DAYS)]
+    subtrees = _table(spark, result, "zookeeper_subtrees")
+    assert _per_day(subtrees, "znodes") == [i + 2 for i in range(DAYS)]
+    assert _per_day(subtrees, "bytes") == [10 * (i + 2) for i in range(DAYS)]
+
+
+def test_since_until_select_days(spark: Any, week: Path) -> None:
+    outcome = run_history(spark, str(week), since=_day(1).date(), until=_day(2).date())
+    assert outcome.snapshots == 2 and outcome.first == _day(1)
+
+
+def test_the_html_report_renders_in_headless_chromium(result: Any, tmp_path: Path) -> None:
+    """Every chart is an image the browser decoded, and the page logs no error."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    _, _, html = result
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        driver.get(html.as_uri())
+        charts = driver.execute_script(
+            "return Array.from(document.querySelectorAll('figure.chart img')).map("
+            "i => [i.closest('figure').id, i.complete, i.naturalWidth, i.getBoundingClientRect().height])"
+        )
+        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+        requests = driver.execute_script("return performance.getEntriesByType('resource').length")
+    finally:
+        driver.quit()
+    assert errors == []
+    assert requests == 0  # self-contained: nothing fetched
+    assert sorted(c[0] for c in charts) == sorted(m.name for m in METRICS)
+    assert all(complete and width > 0 and height > 0 for _, complete, width, height in charts)
+
+
+def test_history_command(week: Path, tmp_path: Path) -> None:
+    html = tmp_path / "r.html"
+    result = run("history", str(week), "--html", str(html), "--master", "local[1]")
+    assert result.exit_code == 0, result.stderr
+    assert "5 snapshots" in result.stdout and "Partition health" in result.stdout
+    assert html.read_text().count("<figure") == len(METRICS)
+
+
+# --- diff -----------------------------------------------------------------------------------------------
+
+
+def test_diff_of_two_fixture_snapshots(writer: KazooClient, zk_root: Chroot, tmp_path: Path) -> None:
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    out = tmp_path / "snaps"
+    args = ["--zk", zk_root.zk, "--kafka-root", "/"]
+    assert run(*args, "snapshot", str(out), "--snapshot-id", "a").exit_code == 0
+    brokers = sorted(writer.get_children(zk_root.path + "/brokers/ids"))
+    writer.delete(f"{zk_root.path}/brokers/ids/{brokers[0]}")
+    assert run(*args, "snapshot", str(out), "--snapshot-id", "b").exit_code == 0
+    result = run("diff", str(out), "a", "b", "-f", "json")
+    assert result.exit_code == 0, result.stderr
+    by_table = {d["table"]: d for d in json.loads(result.stdout)}
+    assert (by_table["kafka_brokers"]["removed"], by_table["kafka_brokers"]["added"]) == (1, 0)
+    assert by_table["kafka_brokers"]["removed_examples"][0]["broker_id"] == int(brokers[0])
+    assert by_table["kafka_topics"]["added"] == by_table["kafka_topics"]["removed"] == 0
+    live = run(*args, "diff", str(out), "b", "--live", "-f", "json")
+    assert live.exit_code == 0, live.stderr
+    assert {d["table"]: d["removed"] for d in json.loads(live.stdout)}["kafka_brokers"] == 0
+    assert run("diff", str(out), "a", "nope").exit_code == 4
+    assert run("diff", str(out), "a").exit_code == 2

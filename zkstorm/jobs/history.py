@@ -1,0 +1,140 @@
+"""The history job: metrics over every committed snapshot, as Parquet tables and a report.
+
+Runs the same way under ``zkstorm history`` (a local SparkSession) and under ``spark-submit`` on a
+cluster, where this file is the application:
+
+    spark-submit --master yarn --py-files zkstorm.zip zkstorm/jobs/history.py \\
+        hdfs:///zkstorm/snapshots --out hdfs:///zkstorm/history --html history.html
+
+Imports are absolute so that the file also runs as a script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+from zkstorm.jobs.metrics import METRICS
+from zkstorm.jobs.report import ChartData, aggregate, html_page, summary_line
+from zkstorm.jobs.snapshots import SnapshotSet
+
+
+@dataclass
+class HistoryResult:
+    snapshots: int
+    clusters: list[str]
+    first: datetime | None
+    last: datetime | None
+    charts: list[ChartData] = field(default_factory=list)
+    tables: dict[str, int] = field(default_factory=dict)  # metric → rows written
+
+
+def run_history(
+    spark: Any,
+    snapshots: str,
+    *,
+    since: date | None = None,
+    until: date | None = None,
+    out: str | None = None,
+    html: str | None = None,
+) -> HistoryResult:
+    """Compute every metric over the committed snapshots under ``snapshots``; write each as Parquet
+    under ``out`` and the report to ``html`` when given."""
+    selected = SnapshotSet(spark, snapshots, since=since, until=until)
+    refs = selected.snapshots
+    result = HistoryResult(
+        snapshots=len(refs),
+        clusters=sorted({r.cluster for r in refs}),
+        first=min((r.snapshot_time for r in refs), default=None),
+        last=max((r.snapshot_time for r in refs), default=None),
+    )
+    if not refs:
+        return result
+    frame = selected.frame().cache()
+    for metric in METRICS:
+        table = metric.compute(selected, frame)
+        if table is None:
+            result.charts.append(_empty_chart(metric))
+            continue
+        table = table.cache()
+        result.tables[metric.name] = table.count()
+        if out:
+            table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
+        kind, x, ys, group, rows = aggregate(metric.name, table)
+        result.charts.append(
+            ChartData(metric.name, metric.system, metric.title, kind, x, ys, group, rows, result.tables[metric.name])
+        )
+        table.unpersist()
+    if html:
+        with open(html, "w", encoding="utf-8") as f:
+            f.write(
+                html_page(
+                    result.charts,
+                    title=f"ZooKeeper metadata history: {', '.join(result.clusters)}",
+                    subtitle=f"{result.snapshots} snapshots, {_day(result.first)} to {_day(result.last)}, "
+                    f"made by zkstorm history on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+                )
+            )
+    return result
+
+
+def _empty_chart(metric: Any) -> ChartData:
+    from zkstorm.jobs.report import CHARTS
+
+    kind, x, ys, group = CHARTS[metric.name]
+    return ChartData(metric.name, metric.system, metric.title, kind, x, ys, group)
+
+
+def _day(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d") if value else "-"
+
+
+def print_summary(result: HistoryResult, console: Any) -> None:
+    """The rich summary: one line per metric, grouped by system."""
+    from rich.table import Table
+
+    if not result.snapshots:
+        console.print("no committed snapshots in that range")
+        return
+    console.print(
+        f"[bold]{result.snapshots} snapshots[/bold] of {', '.join(result.clusters)}, "
+        f"{_day(result.first)} to {_day(result.last)}"
+    )
+    table = Table(show_header=True, header_style="bold", expand=False)
+    table.add_column("system")
+    table.add_column("metric")
+    table.add_column("rows", justify="right")
+    table.add_column("what it shows")
+    for chart in result.charts:
+        table.add_row(chart.system, chart.title, f"{result.tables.get(chart.name, 0):,}", summary_line(chart))
+    console.print(table)
+
+
+def _date(value: str) -> date:
+    return date.fromisoformat(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point under spark-submit (the session comes from the submit)."""
+    from rich.console import Console
+
+    from zkstorm.jobs.spark import session
+
+    parser = argparse.ArgumentParser(prog="history.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("snapshots")
+    parser.add_argument("--since", type=_date)
+    parser.add_argument("--until", type=_date)
+    parser.add_argument("--out")
+    parser.add_argument("--html")
+    args = parser.parse_args(argv)
+    spark = session()
+    result = run_history(spark, args.snapshots, since=args.since, until=args.until, out=args.out, html=args.html)
+    print_summary(result, Console(stderr=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

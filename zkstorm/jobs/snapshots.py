@@ -1,0 +1,92 @@
+"""The committed snapshots of a dataset, as Spark sees them.
+
+Only what a manifest lists is read: a snapshot without a manifest (a run that was killed or is still
+writing) does not exist for the job, and neither does a part file that no manifest names. Manifests
+and files are read through Spark, so SNAPSHOTS may be any path Hadoop can open (``hdfs://``,
+``s3a://``, ``file://``, a local folder).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from typing import Any
+
+MANIFESTS = "_manifests"
+
+
+@dataclass(frozen=True)
+class SnapshotRef:
+    snapshot_id: str
+    cluster: str
+    snapshot_time: datetime
+    index: int  # position in its cluster's sequence, from 0
+    files: tuple[str, ...]
+
+
+def _time(value: str) -> datetime:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
+
+
+class SnapshotSet:
+    """The committed snapshots under ``base`` between ``since`` and ``until`` (dates, inclusive)."""
+
+    def __init__(self, spark: Any, base: str, *, since: date | None = None, until: date | None = None) -> None:
+        self.spark = spark
+        self.base = base.rstrip("/")
+        manifests = self._manifests()
+        kept = [
+            m
+            for m in manifests
+            if (since is None or _time(m["snapshot_time"]).date() >= since)
+            and (until is None or _time(m["snapshot_time"]).date() <= until)
+        ]
+        kept.sort(key=lambda m: (m["cluster"], m["snapshot_time"]))
+        refs: list[SnapshotRef] = []
+        position: dict[str, int] = {}
+        for m in kept:
+            index = position.get(m["cluster"], 0)
+            position[m["cluster"]] = index + 1
+            files = tuple(f"{self.base}/{f}" for f in m.get("files", ()))
+            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], _time(m["snapshot_time"]), index, files))
+        self.snapshots = refs
+
+    def _manifests(self) -> list[dict[str, Any]]:
+        try:
+            pairs = self.spark.sparkContext.wholeTextFiles(f"{self.base}/{MANIFESTS}/*.json").collect()
+        except Exception as exc:  # Py4J wraps "input path does not exist"
+            if "does not exist" in str(exc) or "Input Pattern" in str(exc):
+                return []
+            raise
+        return [json.loads(text) for _, text in pairs]
+
+    def __len__(self) -> int:
+        return len(self.snapshots)
+
+    def frame(self) -> Any:
+        """One row per snapshot: cluster, snapshot_id, snapshot_time, idx, prev_id (null for the first)."""
+        from pyspark.sql import types as T
+
+        rows = []
+        previous: dict[str, str] = {}
+        for ref in self.snapshots:
+            rows.append((ref.cluster, ref.snapshot_id, ref.snapshot_time, ref.index, previous.get(ref.cluster)))
+            previous[ref.cluster] = ref.snapshot_id
+        schema = T.StructType(
+            [
+                T.StructField("cluster", T.StringType(), False),
+                T.StructField("snapshot_id", T.StringType(), False),
+                T.StructField("snapshot_time", T.TimestampType(), False),
+                T.StructField("idx", T.IntegerType(), False),
+                T.StructField("prev_id", T.StringType(), True),
+            ]
+        )
+        return self.spark.createDataFrame(rows, schema)
+
+    def table(self, name: str) -> Any | None:
+        """The rows of one table from the committed snapshots only, or None if none of them has it."""
+        paths = [f for ref in self.snapshots for f in ref.files if f[len(self.base) + 1 :].split("/", 1)[0] == name]
+        if not paths:
+            return None
+        return self.spark.read.option("mergeSchema", "true").parquet(*paths)
