@@ -25,11 +25,12 @@ demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters 
 test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files (300k)
+bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files (300k), history (30 vs 60 nights)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
 	$(BIN)/python -u bench/bench_kafka.py --json bench-results/kafka.json
 	$(BIN)/python -u bench/bench_snapshot.py --json bench-results/snapshot.json
 	$(BIN)/python -u bench/bench_files.py --json bench-results/files.json
+	$(BIN)/python -u bench/bench_history.py --json bench-results/history.json
 
 lint: $(STAMP) ## ruff (format check + lint) and mypy
 	$(BIN)/ruff format --check zkstorm tests bench
@@ -38,4 +39,4 @@ lint: $(STAMP) ## ruff (format check + lint) and mypy
 
 clean: ## Remove the virtualenv, caches and demo state
 	-ZKSTORM_SANDBOX_DIR=$(DEMO_SANDBOX) $(BIN)/zkstorm sandbox stop 2>/dev/null
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results $(DEMO_SANDBOX) .demo-snapshots *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results $(DEMO_SANDBOX) .demo-snapshots .demo-week .demo-history .demo-history.html *.egg-info

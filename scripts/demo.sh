@@ -65,3 +65,15 @@ if [ -n "$keep" ]; then
 else
   printf '\nDone; the sandbox is stopped. `make demo KEEP=1` leaves it running to explore.\n'
 fi
+
+week="$(pwd)/.demo-week"
+rm -rf "$week"
+step "a week of nightly snapshots, with incidents staged between the nights (scripts/demo_week.py)"
+.venv/bin/python scripts/demo_week.py "$ZK" "$week"
+step "zkstorm history $week --html .demo-history.html --out .demo-history"
+"$zkstorm" history "$week" --html "$(pwd)/.demo-history.html" --out "$(pwd)/.demo-history"
+mapfile -t nights < <(ls "$week/_manifests" | sed 's/\.json$//' | sort)
+step "zkstorm diff $week ${nights[1]} ${nights[2]} --table kafka_brokers --table storm_supervisors   (the night the broker died)"
+"$zkstorm" diff "$week" "${nights[1]}" "${nights[2]}" --table kafka_brokers --table storm_supervisors
+step "zkstorm --from-files \$ZKSTORM_SANDBOX_DIR/data kafka brokers   (the sandbox server's own files, no client session)"
+"$zkstorm" --from-files "$ZKSTORM_SANDBOX_DIR/data" kafka brokers
