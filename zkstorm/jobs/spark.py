@@ -23,7 +23,13 @@ appender.stderr.layout.pattern = zkstorm: spark %p %c{1}: %m%n
 
 
 def session(master: str | None = None, app_name: str = "zkstorm-history") -> Any:
-    """The active session if there is one (spark-submit, tests), else a new quiet one on ``master``."""
+    """The active session if there is one (spark-submit, tests), else a new quiet one on ``master``.
+
+    The local JVM's own stderr (launcher notes, Spark's startup banner) goes to ``spark_log()``; what
+    the job needs to say comes back through Python exceptions and the summary.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -32,15 +38,23 @@ def session(master: str | None = None, app_name: str = "zkstorm-history") -> Any
     config = os.path.join(tempfile.gettempdir(), "zkstorm-spark-log4j2.properties")
     with open(config, "w") as f:
         f.write(_QUIET_LOG4J2)
-    builder = (
-        SparkSession.builder.appName(app_name)
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{config}")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
+    conf = (
+        SparkConf()
+        .setAppName(app_name)
+        .set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{config}")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.ui.enabled", "false")
+        .set("spark.sql.session.timeZone", "UTC")
     )
     if master:
-        builder = builder.master(master)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+        conf.setMaster(master)
+    log = open(spark_log(), "ab")  # noqa: SIM115 - the JVM child writes to it for its whole life
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": log, "stdout": log})
+    context = SparkContext(conf=conf, gateway=gateway)
+    context.setLogLevel("ERROR")
+    return SparkSession(context)
+
+
+def spark_log() -> str:
+    """Where a local Spark's JVM writes its console output."""
+    return os.path.join(tempfile.gettempdir(), f"zkstorm-spark-{os.getuid()}.log")
