@@ -53,7 +53,13 @@ def run_history(
     )
     if not refs:
         return result
-    frame = selected.frame().cache()
+    # File sizes understate Parquet tables many times over, so Spark's automatic broadcast joins ran the
+    # driver out of memory at 50,000 partitions x 30 nights. Only the per-snapshot frame (one row per
+    # snapshot) is broadcast, explicitly.
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    from pyspark.sql.functions import broadcast
+
+    frame = broadcast(selected.frame()).cache()
     for metric in METRICS:
         table = metric.compute(selected, frame)
         if table is None:
