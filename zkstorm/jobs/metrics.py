@@ -132,7 +132,7 @@ def storm_error_signatures(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
-def _grid(s: SnapshotSet, snaps: Any, df: Any, key: str) -> Any:
+def _grid(snaps: Any, df: Any, key: str) -> Any:
     """Every (snapshot, key) of a cluster, with ``present`` saying whether the key was in that snapshot."""
     F = _F()
     keys = df.select("cluster", key).distinct()
@@ -146,8 +146,8 @@ def storm_supervisors(s: SnapshotSet, snaps: Any) -> Any | None:
     sup = s.table("storm_supervisors")
     if sup is None:
         return None
-    F, W = _F(), _window()
-    grid = _grid(s, snaps, sup, "hostname")
+    F = _F()
+    grid = _grid(snaps, sup, "hostname")
     first_seen = (
         sup.join(snaps.select("snapshot_id", "idx"), "snapshot_id")
         .groupBy("cluster", "hostname")
@@ -172,7 +172,6 @@ def storm_supervisors(s: SnapshotSet, snaps: Any) -> Any | None:
         F.sum(F.size("used_ports")).alias("used_slots"),
         F.sum(F.size("ports")).alias("slots"),
     )
-    del W
     return (
         snaps.select("cluster", "snapshot_id", "snapshot_time")
         .join(slots, "snapshot_id", "left")
@@ -193,7 +192,7 @@ def storm_supervisor_flaps(s: SnapshotSet, snaps: Any) -> Any | None:
     if sup is None:
         return None
     F, W = _F(), _window()
-    grid = _grid(s, snaps, sup, "hostname")
+    grid = _grid(snaps, sup, "hostname")
     by_host = W.partitionBy("cluster", "hostname").orderBy("idx")
     flagged = grid.withColumn("was_present", F.lag("present").over(by_host)).withColumn(
         "seen_before", F.max(F.col("present").cast("int")).over(by_host.rowsBetween(W.unboundedPreceding, -1))

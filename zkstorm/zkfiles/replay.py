@@ -14,14 +14,12 @@ from typing import Any
 
 from .jute import CONTAINER_OWNER
 from .txnlog import (
-    CHECK,
     CREATE,
     Check,
     CloseSession,
     Create,
     CreateSession,
     Delete,
-    Failed,
     Multi,
     SetAcl,
     SetData,
@@ -112,8 +110,7 @@ class Overlay:
             node = self.nodes.get(body.path)
             if node is not None:
                 node[AVERSION] = body.version
-        elif isinstance(body, (Failed, Check)) or kind == CHECK:
-            return
+        # check and error (failed) txns change nothing
 
     def _create(self, kind: int, body: Create, txn: Txn) -> None:
         parent = self.nodes.get(parent_of(body.path))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FilesError, NotFoundError, UsageError
-from ..zk import Denied, RawNode, Stat, WalkStats
+from ..zk import RawNode, Stat, WalkStats
 from .jute import client_owner
 from .replay import DATA, Overlay, parent_of, paths_named
 from .snapfile import SnapshotFile, cheap_check, content_digest, name_zxid
@@ -71,8 +71,6 @@ class _UnusableSnapshot(FilesError):
 
 class FileSource:
     """A read-only tree from ZooKeeper's files; the same methods as ``ReadOnlySession``."""
-
-    timeout = 0.0
 
     def __init__(
         self,
@@ -376,8 +374,13 @@ class FileSource:
 
     def get_children(self, path: str) -> list[str]:
         start = path.rstrip("/") or "/"
-        children = [raw.path.rsplit("/", 1)[1] for raw in self.nodes(start, 1) if raw.path != start]
-        if not children and not any(True for _ in self.nodes(start, 0)):
+        children, found = [], False
+        for raw in self.nodes(start, 1):  # one pass: the node itself comes last, after its children
+            if raw.path == start:
+                found = True
+            else:
+                children.append(raw.path.rsplit("/", 1)[1])
+        if not found:
             raise NotFoundError(f"no znode at {path}")
         return sorted(children)
 
@@ -388,6 +391,3 @@ class FileSource:
 def _stored(path: str) -> bytes:
     """A path as the snapshot stores it (the root as the empty string)."""
     return b"" if path == "/" else path.encode("utf-8", "surrogateescape")
-
-
-__all__ = ["Denied", "FilePlan", "FileSource"]
