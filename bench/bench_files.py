@@ -12,13 +12,14 @@ The ratio of the medians is the result. Usage: ``python bench/bench_files.py [--
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchlib import write_result
 
 
 def offline_read(data_dir: Path, as_znodes: bool) -> tuple[int, float, dict]:
@@ -135,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  live walk (multiRead): {live:>9,.0f} znodes/s\n"
         f"  targets: >= 300,000 znodes/s and >= 20x the live walk"
     )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.json, result)
     return 0
 
 

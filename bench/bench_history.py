@@ -20,6 +20,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from benchlib import write_result
 
 HISTORY_TABLES = {
     "storm_topologies",
@@ -141,9 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     ratio = results[1]["seconds"] / results[0]["seconds"]
     print(f"60 snapshots took {ratio:.2f}x the time of 30 (target <= 2.2x)")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({"partitions": partitions, "runs": results, "ratio": round(ratio, 2)}) + "\n")
+    write_result(args.json, {"partitions": partitions, "runs": results, "ratio": round(ratio, 2)})
     return 0
 
 

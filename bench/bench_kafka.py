@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchlib import write_result
 
 
 def sequential_rate(connect: str, limit: int) -> tuple[int, float]:
@@ -88,9 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{result['kafka_health_znodes_per_s']:,} znodes/s; sequential kazoo walk "
         f"{result['sequential_kazoo_znodes_per_s']:,} znodes/s -> {result['ratio']}x"
     )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.json, result)
     return 0
 
 

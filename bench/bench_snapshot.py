@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_kafka import sequential_rate
+from benchlib import write_result
 
 
 def run_snapshot(connect: str, out: Path) -> tuple[float, int, int]:
@@ -92,9 +93,7 @@ def main(argv: list[str] | None = None) -> int:
             f"peak RSS grew {growth:.2f}x for {results[-1]['znodes'] / results[0]['znodes']:.1f}x the znodes "
             f"(target <= 1.5x); snapshot speed target >= 3x the sequential walk"
         )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    write_result(args.json, results)
     return 0
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import statistics
 import sys
@@ -17,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchlib import write_result
 
 
 def sequential_kazoo_walk(connect: str) -> int:
@@ -140,9 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         f"storm subtree: {storm_nodes:,} znodes; walk {walk_us:.1f} µs/znode, decode {decode_us:.1f} µs/znode "
         f"= {decode_us / walk_us:.2f} of the walk (target < 0.25)"
     )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    write_result(args.json, result)
     return 0
 
 
