@@ -349,6 +349,22 @@ def test_history_command(week: Path, tmp_path: Path) -> None:
     assert html.read_text().count("<figure") == len(METRICS)
 
 
+def test_history_errors_are_one_line(week: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(week, broken)
+    (broken / "_manifests" / "c1@0.json").write_text("{not json")
+    result = run("history", str(broken))
+    assert result.exit_code == 1 and "not a zkstorm snapshot manifest" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    damaged = tmp_path / "damaged"
+    shutil.copytree(week, damaged)
+    for part in (damaged / "kafka_partitions").rglob("*.parquet"):
+        part.write_bytes(b"not parquet")
+    result = run("history", str(damaged))
+    assert result.exit_code == 1 and result.stderr.startswith("zkstorm: the history job failed: ")
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
 # --- diff -----------------------------------------------------------------------------------------------
 
 

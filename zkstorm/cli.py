@@ -1224,17 +1224,34 @@ def history(snapshots: str, since: Any, until: Any, out: str | None, html_path: 
     from .jobs.history import print_summary, run_history
     from .jobs.spark import session
 
-    result = run_history(
-        session(master),
-        snapshots,
-        since=since.date() if since else None,
-        until=until.date() if until else None,
-        out=out,
-        html=html_path,
-    )
+    try:
+        result = run_history(
+            session(master),
+            snapshots,
+            since=since.date() if since else None,
+            until=until.date() if until else None,
+            out=out,
+            html=html_path,
+        )
+    except ZkstormError:
+        raise
+    except Exception as exc:
+        raise ZkstormError(f"the history job failed: {_spark_error(exc)}") from None
     print_summary(result, _stdout_console())
     if html_path:
         click.echo(f"zkstorm: report written to {html_path}", err=True)
+
+
+def _spark_error(exc: Exception) -> str:
+    """One line for a Spark failure: the Java exception's own message, not the Py4J call trace."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return str(java.toString()).splitlines()[0]
+        except Exception:
+            pass
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
 
 
 @cli.command()

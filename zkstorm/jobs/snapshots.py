@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
+from ..errors import ZkstormError
+
 MANIFESTS = "_manifests"
 
 
@@ -59,7 +61,17 @@ class SnapshotSet:
             if "does not exist" in str(exc) or "Input Pattern" in str(exc):
                 return []
             raise
-        return [json.loads(text) for _, text in pairs]
+        manifests = []
+        for path, text in pairs:
+            try:
+                manifest = json.loads(text)
+                _time(manifest["snapshot_time"])
+                if not all(isinstance(manifest.get(k), str) for k in ("snapshot_id", "cluster")):
+                    raise KeyError("snapshot_id or cluster")
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ZkstormError(f"{path}: not a zkstorm snapshot manifest ({type(exc).__name__}: {exc})") from None
+            manifests.append(manifest)
+        return manifests
 
     def __len__(self) -> int:
         return len(self.snapshots)
