@@ -237,6 +237,8 @@ def test_subtree_reads_and_children() -> None:
         assert extra == {p: v for p, v in final.items() if p == "/zkfiles-extra" or p.startswith("/zkfiles-extra/")}
         shallow = {raw.path for raw in source.walk("/zkfiles-extra", max_depth=1)}
         assert shallow == {p for p in extra if p.count("/") <= 2}
+        top = {raw.path for raw in source.walk("/", max_depth=1)}
+        assert top == {p for p in final if p == "/" or p.count("/") == 1}
         assert source.get_children("/zkfiles-extra/container2") == ["ttl-node2"]  # created by replay
         assert source.get("/zkfiles-extra/null-data-2").data is None
         assert not source.exists("/storm/supervisors/5e7d1c20-9a8b-4c6d-b0e1-f2a3b4c5d6e7-172.16.5.32")
@@ -375,6 +377,10 @@ def test_cli_commands_read_files(tmp_path: Path) -> None:
     assert errors.exit_code == 0 and json.loads(errors.stdout)
     health = run("--from-files", files, "--kafka-root", "/kafka-prod", "kafka", "health", "-f", "json")
     assert health.exit_code == 0
+    storm_roots = run("--from-files", files, "storm", "roots", "-f", "json")
+    assert storm_roots.exit_code == 0 and [r["root"] for r in json.loads(storm_roots.stdout)] == ["/storm"]
+    kafka_roots = run("--from-files", files, "kafka", "roots", "-f", "json")
+    assert kafka_roots.exit_code == 0 and [r["root"] for r in json.loads(kafka_roots.stdout)] == ["/kafka-prod"]
     assert run("--at-zxid", "5", "tree").exit_code == ExitCode.USAGE
     assert run("--from-files", files, "--at-zxid", "zz", "tree").exit_code == ExitCode.USAGE
     missing = run("--from-files", files, "--at-zxid", "0xffff", "tree")

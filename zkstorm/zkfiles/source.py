@@ -242,7 +242,7 @@ class FileSource:
         start = path.rstrip("/") or "/"
         whole = start == "/" and max_depth is None
         check = whole and self.verify_digest
-        scope = None if start == "/" else start + "/"
+        scope = "/" if start == "/" else start + "/"  # every path under start begins with it
         deepest = None if max_depth is None else (0 if start == "/" else start.count("/")) + max_depth
         states = overlay.nodes
         created = overlay.new_children()
@@ -253,7 +253,7 @@ class FileSource:
         stack: list[list[Any]] = []  # [path, path + "/", data, fields, children, crc]
 
         def in_request(node_path: str) -> bool:
-            if not (node_path == start or scope is None or node_path.startswith(scope)):
+            if not (node_path == start or node_path.startswith(scope)):
                 return False
             return deepest is None or (0 if node_path == "/" else node_path.count("/")) <= deepest
 
@@ -321,7 +321,7 @@ class FileSource:
                 if stack:
                     stack[-1][4] += 1
             if not whole:
-                in_scope = node_path == start or node_path.startswith(scope)  # type: ignore[arg-type]
+                in_scope = node_path == start or node_path.startswith(scope)
                 if entered and not in_scope and not start.startswith(node_path):
                     break  # past the subtree asked for
                 entered = entered or in_scope
