@@ -407,3 +407,31 @@ def test_snapshot_from_files_records_its_source(tmp_path: Path) -> None:
     assert source["zxid_reached"] == var["final"]["zxid"] and source["digest_verified"] is True
     assert manifest["znodes"] == var["final"]["znode_count"]
     assert manifest["tables"]["kafka_brokers"] == 4
+
+
+def test_a_pre_36_close_session_deletes_what_the_session_owns() -> None:
+    """Logs before 3.6 carry no paths2Delete: the session's ephemerals are found by owner."""
+    from zkstorm.zkfiles.replay import OWNER, PZXID, Overlay
+    from zkstorm.zkfiles.txnlog import CLOSE_SESSION, CloseSession, Txn
+
+    session, other = 0x0100000000000007, 0x0100000000000008
+    overlay = Overlay()
+    stat = (
+        1,
+        5,
+        5,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        5,
+    )  # aclKey, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid
+    overlay.load("/brokers", None, stat)
+    overlay.load("/brokers/1", b"a", (*stat[:8], session, 6))
+    overlay.load("/brokers/2", b"b", (*stat[:8], other, 7))
+    overlay.apply(Txn(0x20, session, 1, 1000, CLOSE_SESSION, CloseSession(None), None))
+    assert overlay.nodes["/brokers/1"] is None
+    assert overlay.nodes["/brokers/2"] is not None and overlay.nodes["/brokers/2"][OWNER] == other
+    assert overlay.nodes["/brokers"][PZXID] == 0x20  # type: ignore[index]

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .jute import CONTAINER_OWNER
+from .jute import CONTAINER_OWNER, ephemeral_type
 from .txnlog import (
     CREATE,
     Check,
@@ -67,6 +67,7 @@ class Overlay:
     applied: int = 0
     last_zxid: int | None = None
     last_time_ms: int | None = None
+    ephemerals: dict[int, set[str]] = field(default_factory=dict)  # session → the paths it owns here
     last_digest: int | None = None  # the TxnDigest of the last txn that carried one
 
     def load(self, path: str, data: bytes | None, fields: tuple[int, ...]) -> None:
@@ -74,6 +75,11 @@ class Overlay:
         state.append(data)
         self.nodes[path] = state
         self.in_snapshot.add(path)
+        self._own(path, state[OWNER])
+
+    def _own(self, path: str, owner: int) -> None:
+        if owner != 0 and ephemeral_type(owner) == "ephemeral":
+            self.ephemerals.setdefault(owner, set()).add(path)
 
     def apply(self, txn: Txn) -> None:
         body = txn.body
@@ -86,8 +92,7 @@ class Overlay:
         elif isinstance(body, CloseSession):
             for path in body.paths or ():
                 self._delete(path, txn.zxid)
-            owned = [p for p, n in self.nodes.items() if n is not None and n[OWNER] == txn.session]
-            for path in owned:
+            for path in sorted(self.ephemerals.pop(txn.session, ())):  # what the session still owns
                 self._delete(path, txn.zxid)
             self.sessions.pop(txn.session, None)
         else:
@@ -130,6 +135,7 @@ class Overlay:
         }[body.kind]
         zxid, time_ms = txn.zxid, txn.time_ms
         self.nodes[body.path] = [0, zxid, zxid, time_ms, time_ms, 0, 0, 0, owner, zxid, body.data]
+        self._own(body.path, owner)
         if new_cversion > parent[CVERSION]:
             parent[CVERSION], parent[PZXID] = new_cversion, zxid
 
@@ -137,6 +143,9 @@ class Overlay:
         parent = self.nodes.get(parent_of(path))
         if parent is not None:
             parent[PZXID] = max(parent[PZXID], zxid)
+        node = self.nodes.get(path)
+        if node is not None and node[OWNER] in self.ephemerals:
+            self.ephemerals[node[OWNER]].discard(path)
         self.nodes[path] = None
 
     def new_children(self) -> dict[str, list[str]]:

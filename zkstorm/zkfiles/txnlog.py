@@ -200,12 +200,13 @@ def _close_session(buf: bytes, pos: int, end: int) -> tuple[CloseSession, int]:
 
 
 def _path_vector(buf: bytes, pos: int, end: int) -> tuple[list[str], int]:
-    count, pos = read_int(buf[:end], pos)
+    buf = buf[:end]  # the readers bound-check against len(buf); cut once, not per path
+    count, pos = read_int(buf, pos)
     if count < 0 or count > MAX_FIELD // 4:
         raise JuteError(f"bad path count {count}")
     paths = []
     for _ in range(count):
-        path, pos = read_string(buf[:end], pos)
+        path, pos = read_string(buf, pos)
         if not path or not path.startswith("/"):
             raise JuteError("not a path")
         paths.append(path)
