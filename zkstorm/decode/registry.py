@@ -13,7 +13,7 @@ from typing import Any
 from ..paths import Roots, matches
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class DecodeContext:
     """What a decoder may know besides the bytes: where the node is, and its stat."""
 
@@ -41,6 +41,9 @@ class Decoder:
 class Registry:
     def __init__(self) -> None:
         self._by_depth: dict[tuple[str, int], list[Decoder]] = {}
+        # (system, depth) -> (first literal segment -> candidates, candidates whose first segment is "*"):
+        # a lookup runs per znode, so it tries only the few patterns that can match the first segment.
+        self._index: dict[tuple[str, int], tuple[dict[str, tuple[Decoder, ...]], tuple[Decoder, ...]]] = {}
 
     def register(
         self, system: str, pattern: str, kind: str, decode: DecodeFn, summarize: SummaryFn | None = None
@@ -51,18 +54,33 @@ class Registry:
         # Literal segments beat wildcards: "config/brokers/<default>" before "config/brokers/*".
         bucket.append(decoder)
         bucket.sort(key=lambda d: sum(p == "*" for p in d.pattern))
+        self._index[(system, len(segments))] = _first_segment_index(bucket)
 
     def lookup(self, path: str, roots: Roots) -> tuple[Decoder, str, str] | None:
         """The decoder for ``path`` with its root and relative path, or None."""
         for system, root, rel in roots.locate(path):
             segments = rel.split("/") if rel else []
-            for decoder in self._by_depth.get((system, len(segments)), ()):
+            index = self._index.get((system, len(segments)))
+            if index is None:
+                continue
+            by_first, wildcard_first = index
+            for decoder in by_first.get(segments[0], wildcard_first) if segments else wildcard_first:
                 if matches(decoder.pattern, segments):
                     return decoder, root, rel
         return None
 
     def __len__(self) -> int:
         return sum(len(b) for b in self._by_depth.values())
+
+
+def _first_segment_index(
+    bucket: list[Decoder],
+) -> tuple[dict[str, tuple[Decoder, ...]], tuple[Decoder, ...]]:
+    """The bucket's decoders grouped by first segment, each group in the bucket's (priority) order."""
+    wildcard_first = tuple(d for d in bucket if not d.pattern or d.pattern[0] == "*")
+    literals = {d.pattern[0] for d in bucket if d.pattern and d.pattern[0] != "*"}
+    by_first = {first: tuple(d for d in bucket if not d.pattern or d.pattern[0] in ("*", first)) for first in literals}
+    return by_first, wildcard_first
 
 
 REGISTRY = Registry()

@@ -9,6 +9,7 @@ binary values (a 4-byte blob sequence number) start with a plausible type byte.
 from __future__ import annotations
 
 import json
+import re
 
 from .thrift import is_thrift_struct
 
@@ -48,22 +49,27 @@ def detect_encoding(data: bytes | None) -> str:
     return BINARY
 
 
+# C0 controls other than tab, CR and LF: a payload holding one is binary, not text. Matched on the
+# bytes by the regex engine, since a per-character loop cost more than the rest of the sniff.
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_JSON_DECODER = json.JSONDecoder()
+
+
 def _as_text(data: bytes) -> str | None:
     """The payload as text if it is printable UTF-8 (a BOM, as Jackson allows, is skipped)."""
     if data.startswith(_UTF8_BOM):
         data = data[len(_UTF8_BOM) :]
+    if _CONTROL.search(data):
+        return None
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if any(c < " " and c not in "\t\r\n" for c in text):
-        return None
-    return text
 
 
 def _is_json(text: str) -> bool:
     try:
-        json.JSONDecoder().raw_decode(text)  # Kafka's reader ignores trailing bytes; so do we
+        _JSON_DECODER.raw_decode(text)  # Kafka's reader ignores trailing bytes; so do we
     except ValueError:
         return False
     return True
