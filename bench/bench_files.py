@@ -5,8 +5,10 @@ that its tree is in a snapshot, then changed by 20,000 logged txns, as a product
 looks between two snapshots. In this one process, alternating rounds time:
 - ``FileSource`` on that data directory: choose the snapshot, verify its seals, replay the logs after
   it, and stream every znode as the walker's ``RawNode`` (and, separately, as ``Znode`` records);
-- zkstorm's live walk (multiRead, pipelined) of the same tree.
-The ratio of the medians is the result. Usage: ``python bench/bench_files.py [--scale N] [--json FILE]``.
+- zkstorm's live walk (multiRead, pipelined) of the same tree;
+- a plain sequential kazoo walk (get + get_children per znode) of the same tree, timed over its first
+  ``--baseline-znodes`` znodes, since the whole tree would take minutes.
+The ratios of the medians are the result. Usage: ``python bench/bench_files.py [--scale N] [--json FILE]``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import write_result
+from benchlib import sequential_kazoo_walk, write_result
 
 
 def offline_read(data_dir: Path, as_znodes: bool) -> tuple[int, float, dict]:
@@ -95,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", type=int, default=1100, help="sandbox scale (1100 ≈ 310k znodes)")
     parser.add_argument("--changes", type=int, default=20_000, help="txns logged after the snapshot")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline-znodes", type=int, default=15_000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
@@ -102,8 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         server = prepare(Path(state), args.scale, args.changes)
         try:
             data_dir = Path(state) / "data"
-            raw_rates, znode_rates, live_rates = [], [], []
+            raw_rates, znode_rates, live_rates, plain_rates = [], [], [], []
             for _ in range(args.rounds):
+                plain_count, plain_secs = sequential_kazoo_walk(server.connect_string, args.baseline_znodes)
+                plain_rates.append(plain_count / plain_secs)
                 live_count, live_secs = live_walk(server.connect_string)
                 count, secs, source = offline_read(data_dir, as_znodes=False)
                 zcount, zsecs, _ = offline_read(data_dir, as_znodes=True)
@@ -114,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 znode_rates.append(zcount / zsecs)
         finally:
             server.stop()
-    raw, znode, live = (statistics.median(r) for r in (raw_rates, znode_rates, live_rates))
+    raw, znode, live, plain = (statistics.median(r) for r in (raw_rates, znode_rates, live_rates, plain_rates))
     snapshot = Path(source["files"]["snapshot"])
     result = {
         "znodes": count,
@@ -127,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         "live_walk_znodes_per_s": round(live),
         "ratio_raw": round(raw / live, 1),
         "ratio_znode_records": round(znode / live, 1),
+        "sequential_kazoo_znodes_per_s": round(plain),
+        "ratio_znode_records_vs_sequential": round(znode / plain, 1),
     }
     print(
         f"{count:,} znodes, {snapshot.name} + {len(source['files']['logs'])} logs "
@@ -134,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         f"  files -> RawNode:      {raw:>9,.0f} znodes/s  ({raw / live:.1f}x the live walk)\n"
         f"  files -> Znode record: {znode:>9,.0f} znodes/s  ({znode / live:.1f}x the live walk)\n"
         f"  live walk (multiRead): {live:>9,.0f} znodes/s\n"
+        f"  sequential kazoo walk: {plain:>9,.0f} znodes/s  (Znode records: {znode / plain:.0f}x this walk)\n"
         f"  targets: >= 300,000 znodes/s and >= 20x the live walk"
     )
     write_result(args.json, result)

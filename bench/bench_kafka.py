@@ -19,26 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchlib import write_result
-
-
-def sequential_rate(connect: str, limit: int) -> tuple[int, float]:
-    from kazoo.client import KazooClient
-
-    client = KazooClient(connect, timeout=30)
-    client.start(timeout=30)
-    count, stack = 0, ["/"]
-    started = time.perf_counter()
-    try:
-        while stack and count < limit:
-            path = stack.pop()
-            client.get(path)
-            count += 1
-            stack.extend(f"{path.rstrip('/')}/{name}" for name in client.get_children(path))
-    finally:
-        client.stop()
-        client.close()
-    return count, time.perf_counter() - started
+from benchlib import sequential_kazoo_walk, write_result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
                     if exc.code:
                         raise
             health_secs = time.perf_counter() - started
-            base_count, base_secs = sequential_rate(connect, args.baseline_znodes)
+            base_count, base_secs = sequential_kazoo_walk(connect, args.baseline_znodes)
         finally:
             box.stop()
     partitions = scale * KAFKA_PARTITIONS_PER_SCALE + 50

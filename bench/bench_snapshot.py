@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_kafka import sequential_rate
-from benchlib import write_result
+from benchlib import sequential_kazoo_walk, write_result
 
 
 def run_snapshot(connect: str, out: Path) -> tuple[float, int, int]:
@@ -69,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 box.seed(scale=scale)
                 seconds, rss, znodes = run_snapshot(box.connect_string, Path(state) / "out")
-                base_count, base_secs = sequential_rate(box.connect_string, args.baseline_znodes)
+                base_count, base_secs = sequential_kazoo_walk(box.connect_string, args.baseline_znodes)
             finally:
                 box.stop()
         results.append(

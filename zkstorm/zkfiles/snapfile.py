@@ -279,7 +279,9 @@ class SnapshotFile:
                 start, pos = pos, stat_at + 68
                 if select is not None:
                     czxid, mzxid = unpack_two(buf, stat_at + 8)
-                    top = max(top, czxid, mzxid, unpack_long(buf, stat_at + 60)[0])
+                    (pzxid,) = unpack_long(buf, stat_at + 60)
+                    if czxid > top or mzxid > top or pzxid > top:  # rarer than a max() call per node
+                        top = max(top, czxid, mzxid, pzxid)
                     raw_path = buf[start + 4 : data_at]
                     if raw_path not in select and not (owners and unpack_long(buf, stat_at + 52)[0] in owners):
                         continue
