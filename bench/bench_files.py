@@ -57,14 +57,20 @@ def prepare(data_dir: Path, scale: int, changes: int) -> Any:
     import logging
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # the restart's reconnect chatter
-    from zkstorm.sandbox import seed
+    from zkstorm.sandbox import SEED_SESSION_MS, seed
     from zkstorm.synth import cluster
     from zkstorm.zkserver import ZkServer
 
-    server = ZkServer(data_dir, heap="2g").start()
+    # The seeding session owns the cluster's ~86,000 ephemerals (supervisors, 2.x errors, blob holders,
+    # brokers); the sandbox's ten-day session timeout keeps them through the restart, as the same tree
+    # would be kept on a real ensemble whose clients reconnect. With ZooKeeper's default 40 s cap they
+    # would expire during the rounds and the tree would shrink under the benchmark.
+    config = {"maxSessionTimeout": str(SEED_SESSION_MS)}
+    server = ZkServer(data_dir, heap="2g", extra_config=config).start()
     seed(server.connect_string, cluster(scale=scale, now=int(time.time())))
     server.stop()
-    server = ZkServer(data_dir, heap="2g").start()  # a restarting leader writes a snapshot of its tree
+    # a restarting leader writes a snapshot of its tree
+    server = ZkServer(data_dir, heap="2g", extra_config=config).start()
     from kazoo.client import KazooClient
 
     client = KazooClient(server.connect_string, timeout=30)
@@ -113,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
                 count, secs, source = offline_read(data_dir, as_znodes=False)
                 zcount, zsecs, _ = offline_read(data_dir, as_znodes=True)
                 if not live_count == count == zcount:
-                    raise SystemExit(f"counts differ: live {live_count}, files {count}, files as Znode {zcount}")
+                    raise SystemExit(
+                        f"counts differ: live {live_count}, files {count}, files as Znode {zcount}; read from {source}"
+                    )
                 live_rates.append(live_count / live_secs)
                 raw_rates.append(count / secs)
                 znode_rates.append(zcount / zsecs)

@@ -294,6 +294,17 @@ def test_a_bad_checksum_names_the_file(tmp_path: Path) -> None:
     assert run("--from-files", str(path), "tree").exit_code == ExitCode.FILES
 
 
+def test_a_snapshot_cut_short_after_it_was_verified_is_an_error_not_a_shorter_tree(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk395-plain"]
+    path = tmp_path / var["newest_snapshot"]
+    whole = (folder("zk395-plain") / var["newest_snapshot"]).read_bytes()
+    path.write_bytes(whole)
+    with FileSource([str(path)]) as source:  # opening verifies every seal of the whole file
+        path.write_bytes(whole[: len(whole) // 2])  # then something truncates it in place
+        with pytest.raises(FilesError, match="changed or replaced"):
+            list(source.walk("/"))
+
+
 def test_a_damaged_log_record_stops_replay_there(tmp_path: Path) -> None:
     var = EXPECTED["variants"]["zk395-plain"]
     files = _copy("zk395-plain", tmp_path)

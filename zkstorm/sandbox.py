@@ -22,7 +22,7 @@ from .errors import ServerError
 from .synth import SeedNode, cluster
 from .zkserver import ZkServer, four_letter_word
 
-_SESSION_MS = 10 * 86400 * 1000
+SEED_SESSION_MS = 10 * 86400 * 1000
 _BATCH = 1000  # creates per multi-op transaction
 _IN_FLIGHT = 8
 
@@ -50,7 +50,7 @@ def seed(connect_string: str, nodes: Iterable[SeedNode], *, keep_session: bool =
     from kazoo.client import KazooClient
 
     started = time.monotonic()
-    client = KazooClient(connect_string, timeout=_SESSION_MS / 1000)
+    client = KazooClient(connect_string, timeout=SEED_SESSION_MS / 1000)
     client.start(timeout=30)
     count = 0
     pending: list[Any] = []
@@ -120,7 +120,7 @@ class Sandbox:
         # A sandbox scaled for benchmarks holds hundreds of thousands of znodes: give it room.
         heap = os.environ.get("ZKSTORM_SANDBOX_HEAP", "2g")
         server = ZkServer(
-            self.dir, port=port, detach=True, extra_config={"maxSessionTimeout": str(_SESSION_MS)}, heap=heap
+            self.dir, port=port, detach=True, extra_config={"maxSessionTimeout": str(SEED_SESSION_MS)}, heap=heap
         )
         server.start()
         self._state_file.write_text(json.dumps({"pid": server.pid, "port": server.port, "started": time.time()}))

@@ -87,6 +87,7 @@ class FileSource:
         self.target = "files:" + ",".join(self.paths)
         self.plan: FilePlan | None = None
         self._overlay: Overlay | None = None
+        self._accepted_damage: str | None = None  # where a --best-effort snapshot was known to end
         self._snapshots: list[str] = []
         self._logs: list[str] = []
         self._named_snapshot = False
@@ -182,6 +183,7 @@ class FileSource:
         plan.time_ms = overlay.last_time_ms
         plan.txns_applied = overlay.applied
         self.plan, self._overlay, self._snapfile = plan, overlay, snapshot
+        self._accepted_damage = snap.info.damage
 
     def _txns_after(self, zxid: int, plan: FilePlan) -> tuple[list[Txn], list[str]]:
         """Every logged txn after ``zxid`` (up to ``--at-zxid``), from the last log that starts at or
@@ -332,6 +334,11 @@ class FileSource:
                     continue
                 data, fields, crc = state[DATA], state, None  # type: ignore[assignment]
             stack.append([node_path, "/" if node_path == "/" else node_path + "/", data, fields, 0, crc])
+        if snap.info.damage and snap.info.damage != self._accepted_damage:
+            # The first pass read this file whole (or to the damage --best-effort accepted): if this pass
+            # now stops elsewhere, the file changed underneath, and a silently shorter tree is the one
+            # outcome worse than an error.
+            raise FilesError(f"{snap.info.damage} (the file read whole moments ago: was it changed or replaced?)")
         while stack:
             yield from close(stack.pop())
             if stack:
