@@ -1098,7 +1098,8 @@ def _take_snapshot(
     snapshot_id = snapshot_id or default_snapshot_id(cluster, at)
     started = datetime.now(timezone.utc)
     stats = WalkStats()
-    zxids: list[int] = []
+    zxid_min: int | None = None  # the range of the znodes' last changes, kept as two numbers
+    zxid_max: int | None = None
     failures = unreadable = 0
     with (
         settings.session(verify_digest=True) as session,
@@ -1112,9 +1113,11 @@ def _take_snapshot(
                 snap.add(record)
                 kind = type(record)
                 if kind is Znode:
-                    zxids.append(max(record.mzxid, record.pzxid))
-                    if len(zxids) > 1:  # keep the range, not every zxid
-                        zxids[:] = [min(zxids), max(zxids)]
+                    zxid = max(record.mzxid, record.pzxid)
+                    if zxid_min is None or zxid < zxid_min:
+                        zxid_min = zxid
+                    if zxid_max is None or zxid > zxid_max:
+                        zxid_max = zxid
                     advance()
                 elif kind is DecodeFailure:
                     failures += 1
@@ -1131,8 +1134,8 @@ def _take_snapshot(
                 "started": started.isoformat().replace("+00:00", "Z"),
                 "finished": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
                 "data_as_of": datetime.fromtimestamp(settings.now(), timezone.utc).isoformat().replace("+00:00", "Z"),
-                "zxid_min": min(zxids) if zxids else None,
-                "zxid_max": max(zxids) if zxids else None,
+                "zxid_min": zxid_min,
+                "zxid_max": zxid_max,
                 "znodes": stats.znodes,
                 "vanished": stats.vanished,
                 "decode_failures": failures,
