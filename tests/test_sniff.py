@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fixtures import expected, folder, manifest
-from zkstorm.decode.sniff import ENCODINGS, detect_encoding
+from zkstorm.decode.sniff import ENCODINGS, _is_strict_json, detect_encoding
 
 STORM_NAMES = {
     "gzip+thrift-binary": "gzip",
@@ -62,6 +62,10 @@ def test_empty_and_none_are_the_same() -> None:
         (b"27", "text"),
         (b"nimbus-a:6627:6637", "text"),
         (b'{"truncated":', "text"),
+        (b'{"rate":NaN}', "json"),  # orjson refuses NaN and huge integers; the stdlib path accepts both
+        (b'{"id":123456789012345678901234567890}', "json"),
+        (b"[" * 5000 + b"]" * 5000, "text"),  # nesting deeper than the stdlib recurses: an answer, no crash
+        (b'"\\ud800"', "json"),  # a lone surrogate escape, which Jackson and the stdlib accept
         (gzip.compress(b""), "gzip"),
         (b"\x28\xb5\x2f\xfd\x00", "zstd"),
         (b"\xff\xfe\x00", "binary"),
@@ -74,3 +78,23 @@ def test_edge_cases(data: bytes, encoding: str) -> None:
 @given(st.binary(max_size=300))
 def test_any_bytes_get_one_known_encoding(data: bytes) -> None:
     assert detect_encoding(data) in ENCODINGS
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(JSON_VALUES)
+def test_every_json_document_is_json(value: object) -> None:
+    assert detect_encoding(json.dumps(value).encode()) in ("json", "text")  # bare scalars are text
+    assert detect_encoding(json.dumps([value]).encode()) == "json"
+
+
+@given(st.sampled_from([b"{", b"[", b'"']), st.binary(max_size=60))
+def test_the_fast_json_check_never_accepts_what_the_stdlib_refuses(start: bytes, rest: bytes) -> None:
+    data = start + rest
+    if _is_strict_json(data):
+        json.JSONDecoder().raw_decode(data.decode("utf-8"))

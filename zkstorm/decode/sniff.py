@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import re
 
+import orjson
+
 from .thrift import is_thrift_struct
 
 EMPTY = "empty"
@@ -38,6 +40,8 @@ def detect_encoding(data: bytes | None) -> str:
         return ZSTD
     if data[:4] == b"\xac\xed\x00\x05":
         return JAVA
+    if data[:1] in _JSON_STARTS and _is_strict_json(data):
+        return JSON  # the common case (every Kafka znode), settled without decoding the text twice
     text = _as_text(data)
     if text is not None:
         stripped = text.lstrip()
@@ -53,6 +57,20 @@ def detect_encoding(data: bytes | None) -> str:
 # bytes by the regex engine, since a per-character loop cost more than the rest of the sniff.
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _JSON_DECODER = json.JSONDecoder()
+_JSON_STARTS = (b"{", b"[", b'"')
+
+
+def _is_strict_json(data: bytes) -> bool:
+    """True when the bytes are one well-formed UTF-8 JSON document, by orjson (~6x the stdlib's speed).
+
+    orjson accepts a subset of what the fallback below accepts (no trailing bytes, no NaN, no lone
+    surrogates, 64-bit integers), so a True here is always the stdlib's answer too; anything it rejects
+    is judged again by the slower, more lenient path."""
+    try:
+        orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def _as_text(data: bytes) -> str | None:
@@ -70,6 +88,6 @@ def _as_text(data: bytes) -> str | None:
 def _is_json(text: str) -> bool:
     try:
         _JSON_DECODER.raw_decode(text)  # Kafka's reader ignores trailing bytes; so do we
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than any real document
         return False
     return True
