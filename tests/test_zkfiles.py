@@ -192,8 +192,8 @@ def test_replay_reproduces_the_final_state(variant: str, which: str) -> None:
     assert plan.zxid == var["final"]["zxid"]
     assert plan.fuzzy is var["snapshots"][var[which]]["fuzzy"]
     assert plan.digest_verified is True and plan.problems == []
-    assert source._overlay is not None
-    assert source._overlay.sessions == {s["id"]: s["timeout_ms"] for s in replay["sessions_after"]}
+    assert source._replay is not None
+    assert source._replay.sessions == {s["id"]: s["timeout_ms"] for s in replay["sessions_after"]}
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -446,3 +446,124 @@ def test_a_pre_36_close_session_deletes_what_the_session_owns() -> None:
     assert overlay.nodes["/brokers/1"] is None
     assert overlay.nodes["/brokers/2"] is not None and overlay.nodes["/brokers/2"][OWNER] == other
     assert overlay.nodes["/brokers"][PZXID] == 0x20  # type: ignore[index]
+
+
+# --- replay resolved node by node = replay of the whole tree at once --------------------------------------
+
+
+def _whole_tree_replay(snapshot: Path, txns: list[Any]) -> dict[str, tuple[Any, ...]]:
+    """The plain algorithm, as an oracle: every snapshot node in one overlay, every txn applied to it,
+    then the nodes still reachable from the root."""
+    from zkstorm.zkfiles.replay import DATA, Overlay, parent_of
+
+    overlay = Overlay()
+    for path, data, fields, _ in SnapshotFile(str(snapshot)).nodes():
+        overlay.load(path, data, fields)
+    for txn in txns:
+        overlay.apply(txn)
+
+    def reachable(path: str) -> bool:
+        while path != "/":
+            if overlay.nodes.get(path) is None:
+                return False
+            path = parent_of(path)
+        return True
+
+    return {
+        path: (state[1], state[2], state[3], state[4], state[5], state[7], state[9], state[DATA])
+        for path, state in overlay.nodes.items()
+        if state is not None and reachable(path)
+    }
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("which", ["newest_snapshot", "older_snapshot"])
+def test_node_by_node_replay_equals_whole_tree_replay_at_every_tenth_txn(variant: str, which: str) -> None:
+    var = EXPECTED["variants"][variant]
+    snapshot = folder(variant) / var[which]
+    logs = [str(folder(variant) / name) for name in var["logs"]]
+    with FileSource([str(snapshot), *logs]) as source:
+        assert source._replay is not None
+        txns = source._replay.txns
+    assert txns
+    for cut in [*range(0, len(txns), 10), len(txns)]:
+        kept = txns[:cut]
+        at = kept[-1].zxid if kept else int(var[which].split(".")[1], 16)
+        with FileSource([str(snapshot), *logs], at_zxid=at) as source:
+            got = {
+                raw.path: (s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.aversion, s.pzxid, raw.data)
+                for raw in source.walk("/")
+                for s in [raw.stat]
+            }
+        assert got == _whole_tree_replay(snapshot, kept), (variant, which, cut)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_pre_36_close_sessions_find_their_ephemerals_node_by_node(variant: str) -> None:
+    """Before 3.6 a closeSession does not list the session's ephemerals: the logs are read as such a
+    server wrote them (lists dropped), and the ephemerals must still go, as in the whole-tree replay."""
+    from zkstorm.zkfiles.replay import Replay
+    from zkstorm.zkfiles.txnlog import CloseSession
+
+    var = EXPECTED["variants"][variant]
+    snapshot = folder(variant) / var["older_snapshot"]
+    logs = [str(folder(variant) / name) for name in var["logs"]]
+    with FileSource([str(snapshot), *logs]) as source:
+        assert source._replay is not None
+        txns = [
+            t._replace(body=CloseSession(None)) if isinstance(t.body, CloseSession) else t for t in source._replay.txns
+        ]
+        closing = [t for t in txns if isinstance(t.body, CloseSession)]
+        source._replay = Replay(txns, source._replay.sessions)
+        got = {raw.path: (raw.stat.mzxid, raw.stat.pzxid, raw.data) for raw in source.walk("/")}
+    oracle = _whole_tree_replay(snapshot, txns)
+    assert closing and got == {path: (v[1], v[6], v[7]) for path, v in oracle.items()}
+
+
+def _rewrite_trailer(snapshot: Path, target: Path, payloads: tuple[bytes, ...]) -> None:
+    """A plain snapshot with the trailer layout of another version: seal 1, then each payload sealed."""
+    import struct
+    import zlib
+
+    data = (snapshot).read_bytes()
+    snap = SnapshotFile(str(snapshot))
+    for _ in snap.nodes():
+        pass
+    body = data[: snap.info.stream_bytes - (13 + sum(len(p) + 13 for p in _payloads_of(snap)))]
+    out = bytearray(body)
+    for payload in (b"", *payloads):
+        out += payload
+        out += struct.pack(">q", zlib.adler32(bytes(out))) + b"\x00\x00\x00\x01/"
+    target.write_bytes(bytes(out))
+
+
+def _payloads_of(snap: SnapshotFile) -> list[bytes]:
+    return [b"d" * 20] * (snap.info.digest is not None) + [b"z" * 8] * (snap.info.last_processed_zxid is not None)
+
+
+@pytest.mark.parametrize(
+    "payloads",
+    [(), (b"\x00" * 7 + b"\x2a",), (b"\x00" * 7 + b"\x2a" + b"\x00\x00\x00\x02" + b"\x00" * 8,)],
+    ids=["pre-3.6", "3.9-without-digest", "3.6-digest-only"],
+)
+def test_every_trailer_layout_verifies_without_reading_the_nodes(tmp_path: Path, payloads: tuple[bytes, ...]) -> None:
+    var = EXPECTED["variants"]["zk395-plain"]
+    target = tmp_path / var["newest_snapshot"]
+    _rewrite_trailer(folder("zk395-plain") / var["newest_snapshot"], target, payloads)
+    quick, full = SnapshotFile(str(target)), SnapshotFile(str(target))
+    quick.verify()
+    count = sum(1 for _ in full.nodes())
+    assert count == var["snapshots"][var["newest_snapshot"]]["znode_count"]
+    for info in (quick.info, full.info):
+        assert info.complete and info.damage is None and info.seals_verified == 1 + len(payloads)
+    assert (quick.info.digest, quick.info.last_processed_zxid) == (full.info.digest, full.info.last_processed_zxid)
+    assert quick.info.stream_bytes == full.info.stream_bytes == target.stat().st_size
+
+
+@pytest.mark.parametrize(("variant", "name"), SNAPSHOTS)
+def test_verifying_a_snapshot_agrees_with_reading_it_whole(variant: str, name: str) -> None:
+    quick, full = SnapshotFile(str(folder(variant) / name)), SnapshotFile(str(folder(variant) / name))
+    quick.verify()
+    sum(1 for _ in full.nodes())
+    for key in ("complete", "damage", "seals_verified", "digest", "last_processed_zxid", "stream_bytes", "sessions"):
+        assert getattr(quick.info, key) == getattr(full.info, key), key

@@ -1,14 +1,18 @@
-"""Replaying logged txns onto the few snapshot nodes they touch (zookeeper-files.md §13).
+"""Replaying logged txns onto the snapshot nodes they touch (zookeeper-files.md §13).
 
-Only the nodes a txn names (and their parents, and the ephemerals of sessions that close) are held in
-memory: an overlay of path → node state, or None for "does not exist". The snapshot stream is then
-read once more and every node is taken from the overlay where it has one. The rules are ZooKeeper's
-``DataTree.processTxn``, including the idempotent ones that make fuzzy snapshots safe.
+The rules are ZooKeeper's ``DataTree.processTxn``, including the idempotent ones that make fuzzy
+snapshots safe; ``Overlay`` applies them to a handful of node states (path → state, or None for "does
+not exist"). ``Replay`` decides which handful: a node's state after replay depends only on the txns
+that name it, the creates and deletes of its children, its ancestors' own txns (they decide whether it
+can be created), and the close of a session that owns it or a child. All of those snapshot states are
+known by the time the streamed snapshot leaves the node's subtree, so each touched node is resolved
+then, in the same single pass that yields the tree, and memory holds only the current path's ancestors
+and the touched children of each.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,27 +38,105 @@ def parent_of(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
 
 
-def paths_named(txns: Iterable[Txn]) -> tuple[set[str], set[int]]:
-    """Every path the txns name, with its parent, and the sessions that close (their ephemerals go)."""
-    paths: set[str] = set()
-    closing: set[int] = set()
+def _ops(txn: Txn) -> Iterator[tuple[int, Any]]:
+    """The (type, body) operations a txn applies: a multi's own ops unless it failed."""
+    body = txn.body
+    if isinstance(body, Multi):
+        if not body.failed:
+            yield from body.ops
+    else:
+        yield txn.type, body
 
-    def add(body: Any) -> None:
-        if isinstance(body, (Create, Delete, SetData, SetAcl, Check)) and body.path.startswith("/"):
-            paths.add(body.path)
-            paths.add(parent_of(body.path))
-        elif isinstance(body, Multi):
-            for _, sub in body.ops:
-                add(sub)
 
-    for txn in txns:
-        add(txn.body)
-        if isinstance(txn.body, CloseSession):
-            closing.add(txn.session)
-            for path in txn.body.paths or ():
-                paths.add(path)
-                paths.add(parent_of(path))
-    return paths, closing
+class Replay:
+    """The logged txns after a snapshot, indexed by the paths they touch, and their global effects.
+
+    ``resolve`` gives a node's state after replay from the snapshot states of the node, its ancestors
+    and its touched children, replaying only the txns that can change it (the module docstring says
+    why that set suffices).
+    """
+
+    def __init__(self, txns: list[Txn], sessions: dict[int, int]) -> None:
+        self.txns = txns
+        self.naming: dict[str, list[int]] = {}  # path → txns that name it
+        self.structural: dict[str, list[int]] = {}  # path → txns that create or delete one of its children
+        self.created: dict[str, set[str]] = {}  # path → children some txn creates
+        self.deletable: set[str] = set()  # paths some txn deletes
+        self.closing: dict[int, list[int]] = {}  # session → the txns that close it
+        self.creators: dict[int, set[int]] = {}  # txn → sessions whose ephemerals it creates
+        for i, txn in enumerate(txns):
+            if isinstance(txn.body, CloseSession):
+                self.closing.setdefault(txn.session, []).append(i)
+                for path in txn.body.paths or ():
+                    self._name(path, i, structural=True)
+                    self.deletable.add(path)
+                continue
+            for _, op in _ops(txn):
+                if isinstance(op, (Create, Delete, SetData, SetAcl, Check)) and op.path.startswith("/"):
+                    changes_parent = isinstance(op, (Create, Delete))
+                    self._name(op.path, i, structural=changes_parent)
+                    if isinstance(op, Create):
+                        self.created.setdefault(parent_of(op.path), set()).add(op.path)
+                        if op.kind == "ephemeral":
+                            self.creators.setdefault(i, set()).add(txn.session)
+                    elif isinstance(op, Delete):
+                        self.deletable.add(op.path)
+        # what every node has to be checked against, in one set: one lookup per streamed node
+        self.touched = set(self.naming) | set(self.structural)
+        totals = Overlay(sessions=dict(sessions))
+        for txn in txns:  # the global effects (sessions, last zxid, digest); nodes are resolved per path
+            totals.note(txn)
+        self.sessions = totals.sessions
+        self.applied, self.last_zxid, self.last_time_ms = totals.applied, totals.last_zxid, totals.last_time_ms
+        self.last_digest = totals.last_digest
+
+    def _name(self, path: str, i: int, *, structural: bool) -> None:
+        self.naming.setdefault(path, []).append(i)
+        if structural and path != "/":
+            self.structural.setdefault(parent_of(path), []).append(i)
+
+    def may_vanish(self, path: str, owner: int) -> bool:
+        """Whether replay can delete this snapshot node (then its subtree is checked before it streams)."""
+        return path in self.deletable or owner in self.closing
+
+    def resolve(
+        self,
+        path: str,
+        ancestors: list[tuple[str, bytes | None, Any]],
+        children: dict[str, tuple[bytes | None, Sequence[Any]]],
+        state: tuple[bytes | None, Sequence[Any]] | None,
+    ) -> Overlay:
+        """Replay what can change ``path`` over the snapshot states given (``state`` is the node's own,
+        None when the snapshot lacks it); the result holds the node and its children after replay."""
+        overlay = Overlay()
+        naming = self.naming
+        picked: set[int] = set()
+        below = path
+        for ancestor, data, fields in reversed(ancestors):
+            # An ancestor matters when a txn names it or the node below it (it is then that one's parent,
+            # needed for a create); the others exist throughout and are left out.
+            named = naming.get(ancestor)
+            if named:
+                picked.update(named)
+            if fields is not None and (named or below in naming or below == path):
+                overlay.load(ancestor, data, fields)  # fields None: an ancestor replay itself creates
+            below = ancestor
+        if state is not None:
+            overlay.load(path, state[0], state[1])
+        for child, (data, fields) in children.items():
+            overlay.load(child, data, fields)
+        picked.update(naming.get(path, ()))
+        picked.update(self.structural.get(path, ()))
+        for child in children:
+            picked.update(self.naming.get(child, ()))
+        owners = {fields[OWNER] for fields in (node for node in overlay.nodes.values() if node is not None)}
+        for i in list(picked):
+            owners.update(self.creators.get(i, ()))
+        for owner in owners:
+            picked.update(self.closing.get(owner, ()))
+        for i in sorted(picked):
+            overlay.apply(self.txns[i])
+        return overlay
 
 
 @dataclass
@@ -62,7 +144,6 @@ class Overlay:
     """Node states for the paths replay touches; ``None`` marks a path that does not exist."""
 
     nodes: dict[str, list[Any] | None] = field(default_factory=dict)
-    in_snapshot: set[str] = field(default_factory=set)
     sessions: dict[int, int] = field(default_factory=dict)
     applied: int = 0
     last_zxid: int | None = None
@@ -70,37 +151,38 @@ class Overlay:
     ephemerals: dict[int, set[str]] = field(default_factory=dict)  # session → the paths it owns here
     last_digest: int | None = None  # the TxnDigest of the last txn that carried one
 
-    def load(self, path: str, data: bytes | None, fields: tuple[int, ...]) -> None:
+    def load(self, path: str, data: bytes | None, fields: Sequence[Any]) -> None:
         state: list[Any] = list(fields)
         state.append(data)
         self.nodes[path] = state
-        self.in_snapshot.add(path)
         self._own(path, state[OWNER])
 
     def _own(self, path: str, owner: int) -> None:
         if owner != 0 and ephemeral_type(owner) == "ephemeral":
             self.ephemerals.setdefault(owner, set()).add(path)
 
-    def apply(self, txn: Txn) -> None:
-        body = txn.body
-        if isinstance(body, Multi):
-            if not body.failed:  # a failed multi is logged whole and changes nothing
-                for kind, sub in body.ops:
-                    self._apply(kind, sub, txn)
-        elif isinstance(body, CreateSession):
-            self.sessions[txn.session] = body.timeout_ms
-        elif isinstance(body, CloseSession):
-            for path in body.paths or ():
-                self._delete(path, txn.zxid)
-            for path in sorted(self.ephemerals.pop(txn.session, ())):  # what the session still owns
-                self._delete(path, txn.zxid)
+    def note(self, txn: Txn) -> None:
+        """A txn's effects beyond the node states: sessions opened and closed, the zxid reached."""
+        if isinstance(txn.body, CreateSession):
+            self.sessions[txn.session] = txn.body.timeout_ms
+        elif isinstance(txn.body, CloseSession):
             self.sessions.pop(txn.session, None)
-        else:
-            self._apply(txn.type, body, txn)
         self.applied += 1
         self.last_zxid, self.last_time_ms = txn.zxid, txn.time_ms
         if txn.digest is not None:
             self.last_digest = txn.digest[1]
+
+    def apply(self, txn: Txn) -> None:
+        body = txn.body
+        if isinstance(body, CloseSession):
+            for path in body.paths or ():
+                self._delete(path, txn.zxid)
+            for path in sorted(self.ephemerals.pop(txn.session, ())):  # what the session still owns
+                self._delete(path, txn.zxid)
+        elif not isinstance(body, CreateSession):
+            for kind, op in _ops(txn):  # a failed multi is logged whole and changes nothing
+                self._apply(kind, op, txn)
+        self.note(txn)
 
     def _apply(self, kind: int, body: Any, txn: Txn) -> None:
         if isinstance(body, Create):
@@ -147,11 +229,3 @@ class Overlay:
         if node is not None and node[OWNER] in self.ephemerals:
             self.ephemerals[node[OWNER]].discard(path)
         self.nodes[path] = None
-
-    def new_children(self) -> dict[str, list[str]]:
-        """Nodes that exist after replay but not in the snapshot, by parent path."""
-        out: dict[str, list[str]] = {}
-        for path, node in self.nodes.items():
-            if node is not None and path not in self.in_snapshot and path != "/":
-                out.setdefault(parent_of(path), []).append(path)
-        return out

@@ -33,6 +33,10 @@ SNAPPY_MAGIC = b"\x82SNAPPY\x00"
 _TERMINATOR = b"\x00\x00\x00\x01/"
 _DIGEST_STAT = struct.Struct(">qqqqqiiiq")
 _TWO_LONGS = struct.Struct(">qq")
+# After the node list: seal 1, then optional payloads each followed by its own seal (§3): the 3.6+
+# digest (20 bytes), the 3.9+ last processed zxid (8 bytes), or both. Longest layout first.
+_TRAILER_LAYOUTS = ((20, 8), (20,), (8,), ())
+_HELD_BACK = 5 + 13 + 20 + 13 + 8 + 13  # the node list's "/" and the longest trailer
 
 
 def name_zxid(name: str, prefix: str) -> int | None:
@@ -204,6 +208,95 @@ class SnapshotFile:
             raise FilesError(message)
         self.info.damage = message
 
+    def verify(self) -> None:
+        """Check every seal of the file without reading its nodes: ZooKeeper's full-load check at the
+        speed of zlib's Adler32, so that opening a data directory costs one pass of C code, not one of
+        Python per znode.
+
+        The head (sessions, ACL cache) is read as usual; the rest of the stream is checksummed chunk by
+        chunk, holding back its last bytes, which must be one of the four trailer layouts (§3) whose
+        seals match. The streaming read that follows still parses every node and checks the seals
+        again as it goes, so a file that changes in between is an error there.
+        Raises ``FilesError`` on damage; with best effort, records it in ``info.damage`` instead.
+        """
+        info = self.info
+        try:
+            with open(self.path, "rb") as f:
+                w = _Window(self._chunks(f))
+                try:
+                    self._read_head(w)
+                except JuteError as exc:
+                    self._damaged(f"bad header ({exc})", w)
+                    return
+                adler = w.checksum_here()
+                base = w.offset
+                tail = w.buf[w.pos :]
+                for chunk in w.chunks:  # a damaged gz or snappy stream raises FilesError here
+                    tail += chunk
+                    if len(tail) > _HELD_BACK:
+                        cut = len(tail) - _HELD_BACK
+                        adler = zlib.adler32(memoryview(tail)[:cut], adler)
+                        base += cut
+                        tail = tail[cut:]
+                if w.error is not None:  # the head's own read already met the damage
+                    raise w.error
+        except OSError as exc:
+            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+        except FilesError as exc:
+            if not self.best_effort:
+                raise
+            info.damage = str(exc)
+            return
+        problem = self._check_trailer(tail, adler, base)
+        if problem is not None:
+            self._damaged_at(problem)
+
+    def _check_trailer(self, tail: bytes, adler: int, base: int) -> str | None:
+        """Match the stream's last bytes against the trailer layouts; None when one verifies, filling
+        ``info``, else why none did. ``adler`` is the checksum of the stream before ``tail``, which
+        starts at stream byte ``base``."""
+        mismatch = None
+        for payloads in _TRAILER_LAYOUTS:
+            size = 13 + sum(n + 13 for n in payloads)
+            start = len(tail) - size  # seal 1, right after the node list's own "/" terminator
+            if start < 5 or tail[start - 5 : start] != _TERMINATOR:
+                continue
+            seals, at, fields = [], start, []
+            for n in (0, *payloads):
+                fields.append(tail[at : at + n])
+                seals.append(at + n)
+                at += n + 13
+            if any(tail[p + 8 : p + 13] != _TERMINATOR for p in seals):
+                continue
+            for p in seals:
+                stored = LONG.unpack_from(tail, p)[0]
+                computed = zlib.adler32(memoryview(tail)[:p], adler)
+                if stored != computed:
+                    mismatch = mismatch or (
+                        f"checksum mismatch at stream byte {base + p} (stored {stored:#x}, computed {computed:#x}): "
+                        "the file is damaged"
+                    )
+                    break
+            else:
+                info = self.info
+                for payload in fields[1:]:
+                    if len(payload) == 20:
+                        zxid, version = LONG_INT.unpack_from(payload, 0)
+                        info.digest = (zxid, version, LONG.unpack_from(payload, 12)[0])
+                    else:
+                        info.last_processed_zxid = LONG.unpack_from(payload, 0)[0]
+                info.seals_verified = len(seals)
+                info.stream_bytes = base + len(tail)
+                info.complete = True
+                return None
+        return mismatch or "does not end with its checksum seals (cut short or damaged)"
+
+    def _damaged_at(self, problem: str) -> None:
+        message = f"{self.path}: {problem}"
+        if not self.best_effort:
+            raise FilesError(message)
+        self.info.damage = message
+
     def nodes(
         self, *, select: set[bytes] | None = None, owners: set[int] | None = None, digest: bool = False
     ) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
@@ -238,7 +331,7 @@ class SnapshotFile:
         view = memoryview(buf)
         count = 0
         crc = 0
-        top = 0  # the largest zxid in the content (select mode): above the name's zxid means fuzzy
+        top = 0  # the largest zxid in the content: above the name's zxid means fuzzy
         unpack_two = _TWO_LONGS.unpack_from
         try:
             while True:
@@ -286,8 +379,12 @@ class SnapshotFile:
                     if raw_path not in select and not (owners and unpack_long(buf, stat_at + 52)[0] in owners):
                         continue
                     path = raw_path.decode("utf-8", "surrogateescape") if plen else "/"
+                    fields = unpack_stat(buf, stat_at)
                 else:
                     path = buf[start + 4 : data_at].decode("utf-8", "surrogateescape") if plen else "/"
+                    fields = unpack_stat(buf, stat_at)
+                    if fields[1] > top or fields[2] > top or fields[9] > top:
+                        top = max(top, fields[1], fields[2], fields[9])
                 if digest and not path.startswith("/zookeeper/"):
                     # CRC32 of path, data, then the stat in digest order: czxid mzxid | pzxid | ctime … owner
                     crc = crc32(
@@ -302,7 +399,7 @@ class SnapshotFile:
                     )
                 else:
                     crc = 0
-                yield path, (buf[data_at + 4 : stat_at] if dlen >= 0 else None), unpack_stat(buf, stat_at), crc
+                yield path, (buf[data_at + 4 : stat_at] if dlen >= 0 else None), fields, crc
         except JuteError as exc:
             w.pos = pos
             info.nodes = count

@@ -2,23 +2,24 @@
 
 ``FileSource`` picks the snapshot ZooKeeper itself would load, replays the logs after it (to the end, or
 to ``--at-zxid``), and yields the same ``RawNode`` values (path, client-visible stat, bytes) as the live
-walker, so every decoder, health rule and the Parquet writer work unchanged. Nodes stream in file order,
-each after its subtree (that is when its child count is known), so memory holds the ancestors of the
-current node and the replay overlay, never the tree.
+walker, so every decoder, health rule and the Parquet writer work unchanged. Opening checks the
+snapshot's seals at zlib's speed and indexes the logged txns; each walk then reads the snapshot once,
+resolving replay node by node as it streams. Nodes come in file order, each after its subtree (that is
+when its child count is known), so memory holds the current node's ancestors and the txns, never the tree.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FilesError, NotFoundError, UsageError
 from ..zk import RawNode, Stat, WalkStats
 from .jute import client_owner
-from .replay import DATA, Overlay, parent_of, paths_named
+from .replay import DATA, OWNER, Replay
 from .snapfile import SnapshotFile, cheap_check, content_digest, name_zxid
 from .txnlog import LogFile, Txn
 
@@ -36,7 +37,7 @@ class FilePlan:
     zxid: int = 0  # the state reached
     time_ms: int | None = None  # of the last txn applied
     txns_applied: int = 0
-    fuzzy: bool | None = None
+    fuzzy: bool | None = None  # None until a whole-tree read has seen the content (unless the digest says)
     digest_verified: bool | None = None
     problems: list[str] = field(default_factory=list)  # best effort: what was not read
 
@@ -86,7 +87,7 @@ class FileSource:
         self.best_effort = best_effort
         self.target = "files:" + ",".join(self.paths)
         self.plan: FilePlan | None = None
-        self._overlay: Overlay | None = None
+        self._replay: Replay | None = None
         self._accepted_damage: str | None = None  # where a --best-effort snapshot was known to end
         self._snapshots: list[str] = []
         self._logs: list[str] = []
@@ -149,41 +150,37 @@ class FileSource:
         raise FilesError("no usable snapshot: " + "; ".join(skipped))
 
     def _prepare(self, snapshot: str, skipped: list[str], *, partial: bool) -> None:
-        """Replay the logs onto ``snapshot``; ``partial`` accepts a damaged one up to its damage."""
+        """Check ``snapshot`` and index the logged txns after it; ``partial`` accepts a damaged one up to
+        its damage. The tree itself is read later, once per walk, with replay resolved as it streams."""
         snap = SnapshotFile(snapshot, best_effort=partial)
         plan = FilePlan(snapshot=snapshot, snapshot_zxid=snap.info.zxid, skipped=list(skipped))
         txns, plan.logs = self._txns_after(snap.info.zxid, plan)
-        wanted, closing = paths_named(txns)
-        overlay = Overlay()
-        for path in wanted:
-            overlay.nodes[path] = None
-        # One pass over the snapshot verifies every seal (ZooKeeper's full load check) and builds only
-        # the nodes replay touches; the ephemerals of closing sessions need their parents too.
-        select = {_stored(path) for path in wanted}
-        owned_parents: set[str] = set()
         try:
-            for path, data, fields, _ in snap.nodes(select=select, owners=closing):
-                overlay.load(path, data, fields)
-                if fields[8] in closing and parent_of(path) not in wanted:
-                    owned_parents.add(parent_of(path))
+            snap.verify()  # every seal, as ZooKeeper checks a snapshot before it loads it
         except FilesError as exc:
             raise _UnusableSnapshot(str(exc)) from None
-        if snap.info.damage:
-            plan.problem(snap.info.damage)
-        if owned_parents:
-            again = SnapshotFile(snapshot, best_effort=True)
-            for path, data, fields, _ in again.nodes(select={_stored(p) for p in owned_parents}):
-                overlay.load(path, data, fields)
-        overlay.sessions = dict(snap.info.sessions)
-        # Changes made after the dump started are in it: a zxid above the name's, in the content or digest.
-        plan.fuzzy = max(snap.info.max_zxid, (snap.info.digest or (0, 0, 0))[0]) > snap.info.zxid
-        for txn in txns:
-            overlay.apply(txn)
-        plan.zxid = overlay.last_zxid if overlay.last_zxid is not None else snap.info.zxid
-        plan.time_ms = overlay.last_time_ms
-        plan.txns_applied = overlay.applied
-        self.plan, self._overlay, self._snapfile = plan, overlay, snapshot
-        self._accepted_damage = snap.info.damage
+        info = snap.info
+        if info.damage is not None:
+            # read up to its damage the way the walk will read it, so that the walk can tell that damage
+            # from a change underneath
+            scan = SnapshotFile(snapshot, best_effort=partial)
+            try:
+                for _ in scan.nodes(select=set()):
+                    pass
+            except FilesError as exc:
+                raise _UnusableSnapshot(str(exc)) from None
+            info.damage, info.max_zxid = scan.info.damage, scan.info.max_zxid
+        if info.damage:
+            plan.problem(info.damage)
+        # Changes made after the dump started are in it: a zxid above the name's, in the digest or (known
+        # once a whole-tree read has seen it) in the content.
+        plan.fuzzy = True if max(info.max_zxid, (info.digest or (0, 0, 0))[0]) > info.zxid else None
+        replay = Replay(txns, info.sessions)
+        plan.zxid = replay.last_zxid if replay.last_zxid is not None else info.zxid
+        plan.time_ms = replay.last_time_ms
+        plan.txns_applied = replay.applied
+        self.plan, self._replay, self._snapfile = plan, replay, snapshot
+        self._accepted_damage = info.damage
 
     def _txns_after(self, zxid: int, plan: FilePlan) -> tuple[list[Txn], list[str]]:
         """Every logged txn after ``zxid`` (up to ``--at-zxid``), from the last log that starts at or
@@ -226,19 +223,21 @@ class FileSource:
 
     # reads --------------------------------------------------------------------------------------------
 
-    def _require(self) -> tuple[FilePlan, Overlay]:
-        if self.plan is None or self._overlay is None:
+    def _require(self) -> tuple[FilePlan, Replay]:
+        if self.plan is None or self._replay is None:
             raise FilesError("the files have not been opened")
-        return self.plan, self._overlay
+        return self.plan, self._replay
 
     def nodes(self, path: str = "/", max_depth: int | None = None) -> Iterator[RawNode]:
         """Every node at or under ``path`` (to ``max_depth``) after replay, each after its subtree.
 
         A node's child count is known when the stream leaves its subtree, so each is yielded then; the
-        stack holds only the current node's ancestors. Nodes that replay created (absent from the
-        snapshot) are yielded when their parent closes.
+        stack holds only the current node's ancestors. A node that replay touches is resolved then too
+        (``Replay.resolve``), from its own, its ancestors' and its touched children's snapshot states;
+        one that replay deletes is checked as the stream enters it, and its subtree skipped. Nodes that
+        replay creates (absent from the snapshot) are yielded when their parent closes.
         """
-        _, overlay = self._require()
+        _, replay = self._require()
         if not path.startswith("/"):
             raise UsageError(f"znode paths start with '/': {path!r}")
         start = path.rstrip("/") or "/"
@@ -246,32 +245,28 @@ class FileSource:
         check = whole and self.verify_digest
         scope = "/" if start == "/" else start + "/"  # every path under start begins with it
         deepest = None if max_depth is None else (0 if start == "/" else start.count("/")) + max_depth
-        states = overlay.nodes
-        created = overlay.new_children()
+        touched, closing, created = replay.touched, replay.closing, replay.created
         stat_new, raw_new = tuple.__new__, RawNode.__new__
         digest = 0  # ZooKeeper's tree digest of what is yielded: checks the replay against the server's
         skip = None  # prefix of a subtree that replay deleted
         entered = False
-        stack: list[list[Any]] = []  # [path, path + "/", data, fields, children, crc]
+        # [path, path + "/", data, fields, children, crc, touched children (None: replay leaves it alone)]
+        stack: list[list[Any]] = []
 
-        def in_request(node_path: str) -> bool:
-            if not (node_path == start or node_path.startswith(scope)):
-                return False
-            return deepest is None or (0 if node_path == "/" else node_path.count("/")) <= deepest
+        def ancestors() -> list[tuple[str, bytes | None, Any]]:
+            return [(frame[0], frame[2], frame[3]) for frame in stack]
 
-        def close(frame: list[Any]) -> Iterator[RawNode]:
+        def finish(
+            node_path: str, data: bytes | None, fields: Any, children: int, crc: int | None
+        ) -> Iterator[RawNode]:
             nonlocal digest
-            node_path = frame[0]
-            if created and node_path in created:
-                for child in created[node_path]:
-                    yield from close([child, child + "/", states[child][DATA], states[child], 0, None])  # type: ignore[index]
-                    frame[4] += 1
             if check:
-                crc = frame[5]
-                digest += content_digest(node_path, frame[2], frame[3]) if crc is None else crc
-            if not whole and not in_request(node_path):
-                return
-            fields, data, children = frame[3], frame[2], frame[4]
+                digest += content_digest(node_path, data, fields) if crc is None else crc
+            if not whole:
+                if not (node_path == start or node_path.startswith(scope)):
+                    return
+                if deepest is not None and (0 if node_path == "/" else node_path.count("/")) > deepest:
+                    return
             stat = stat_new(
                 Stat,
                 (
@@ -290,6 +285,38 @@ class FileSource:
             )
             yield raw_new(RawNode, node_path, stat, data)
 
+        def created_node(node_path: str, above: list[tuple[str, bytes | None, Any]]) -> Generator[RawNode, None, int]:
+            """A node replay creates, after the ones it creates under it; 1 if it exists after replay."""
+            overlay = replay.resolve(node_path, above, {}, None)
+            state = overlay.nodes.get(node_path)
+            if state is None:
+                return 0
+            children = 0
+            here = [*above, (node_path, None, None)]
+            for child in sorted(created.get(node_path, ())):
+                if overlay.nodes.get(child) is not None:
+                    children += yield from created_node(child, here)
+            yield from finish(node_path, state[DATA], state, children, None)
+            return 1
+
+        def close(frame: list[Any]) -> Iterator[RawNode]:
+            """A node whose subtree has streamed (``stack`` now holds exactly its ancestors)."""
+            node_path, data, fields, children, crc, seen = frame[0], frame[2], frame[3], frame[4], frame[5], frame[6]
+            if seen is not None:
+                above = ancestors()
+                overlay = replay.resolve(node_path, above, seen, (data, fields))
+                state = overlay.nodes.get(node_path)
+                if state is None:
+                    return  # unreachable: a node replay deletes is skipped as the stream enters it
+                data, fields, crc = state[DATA], state, None
+                here = [*above, (node_path, frame[2], frame[3])]
+                for child in sorted(created.get(node_path, ())):
+                    if child not in seen and overlay.nodes.get(child) is not None:
+                        children += yield from created_node(child, here)
+            yield from finish(node_path, data, fields, children, crc)
+            if stack:
+                stack[-1][4] += 1
+
         snap = SnapshotFile(self._snapfile, best_effort=True)
         for node_path, data, fields, crc in snap.nodes(digest=check):
             if skip is not None:
@@ -298,28 +325,29 @@ class FileSource:
                 skip = None
             while stack and not node_path.startswith(stack[-1][1]):
                 frame = stack.pop()
-                if not whole or (created and frame[0] in created) or frame[5] is None:
+                if not whole or frame[6] is not None:
                     yield from close(frame)
-                else:  # the common case, inlined: an unchanged node of a whole-tree read
-                    node_fields, children, node_data = frame[3], frame[4], frame[2]
-                    digest += frame[5]
-                    stat = stat_new(
-                        Stat,
-                        (
-                            node_fields[1],
-                            node_fields[2],
-                            node_fields[3],
-                            node_fields[4],
-                            node_fields[5],
-                            2 * node_fields[6] - children,
-                            node_fields[7],
-                            node_fields[8] if node_fields[8] >= 0 else client_owner(node_fields[8]),
-                            len(node_data) if node_data else 0,
-                            children,
-                            node_fields[9],
-                        ),
-                    )
-                    yield raw_new(RawNode, frame[0], stat, node_data)
+                    continue
+                # the common case, inlined: an unchanged node of a whole-tree read
+                node_fields, children, node_data = frame[3], frame[4], frame[2]
+                digest += frame[5]
+                stat = stat_new(
+                    Stat,
+                    (
+                        node_fields[1],
+                        node_fields[2],
+                        node_fields[3],
+                        node_fields[4],
+                        node_fields[5],
+                        2 * node_fields[6] - children,
+                        node_fields[7],
+                        node_fields[8] if node_fields[8] >= 0 else client_owner(node_fields[8]),
+                        len(node_data) if node_data else 0,
+                        children,
+                        node_fields[9],
+                    ),
+                )
+                yield raw_new(RawNode, frame[0], stat, node_data)
                 if stack:
                     stack[-1][4] += 1
             if not whole:
@@ -327,13 +355,21 @@ class FileSource:
                 if entered and not in_scope and not start.startswith(node_path):
                     break  # past the subtree asked for
                 entered = entered or in_scope
-            if node_path in states:
-                state = states[node_path]
-                if state is None:
-                    skip = node_path + "/"
-                    continue
-                data, fields, crc = state[DATA], state, None  # type: ignore[assignment]
-            stack.append([node_path, "/" if node_path == "/" else node_path + "/", data, fields, 0, crc])
+            prefix = "/" if node_path == "/" else node_path + "/"
+            if node_path in touched or (closing and fields[OWNER] in closing):
+                if stack:  # its parent is resolved too, knowing this child's snapshot state
+                    parent = stack[-1]
+                    if parent[6] is None:
+                        parent[6] = {}
+                    parent[6][node_path] = (data, fields)
+                if replay.may_vanish(node_path, fields[OWNER]):
+                    after = replay.resolve(node_path, ancestors(), {}, (data, fields))
+                    if after.nodes.get(node_path) is None:
+                        skip = prefix
+                        continue
+                stack.append([node_path, prefix, data, fields, 0, crc, {}])
+            else:
+                stack.append([node_path, prefix, data, fields, 0, crc, None])
         if snap.info.damage and snap.info.damage != self._accepted_damage:
             # The first pass read this file whole (or to the damage --best-effort accepted): if this pass
             # now stops elsewhere, the file changed underneath, and a silently shorter tree is the one
@@ -341,17 +377,17 @@ class FileSource:
             raise FilesError(f"{snap.info.damage} (the file read whole moments ago: was it changed or replaced?)")
         while stack:
             yield from close(stack.pop())
-            if stack:
-                stack[-1][4] += 1
+        if whole and self.plan is not None and not self.plan.fuzzy:
+            self.plan.fuzzy = snap.info.max_zxid > snap.info.zxid
         if check:
             self._check_digest(digest, snap)
 
     def _check_digest(self, digest: int, snap: SnapshotFile) -> None:
         """Compare the yielded tree's digest with the one the server logged for the state reached."""
-        plan, overlay = self._require()
+        plan, replay = self._require()
         digest = (digest + (1 << 63)) % (1 << 64) - (1 << 63)  # as Java's signed long
-        expected = overlay.last_digest
-        if overlay.applied == 0 and snap.info.digest is not None and snap.info.digest[0] == snap.info.zxid:
+        expected = replay.last_digest
+        if replay.applied == 0 and snap.info.digest is not None and snap.info.digest[0] == snap.info.zxid:
             expected = snap.info.digest[2]
         if expected is None or plan.problems:
             return  # pre-3.6 files, digests off, or a best-effort read that is incomplete anyway
