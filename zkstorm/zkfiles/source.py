@@ -228,7 +228,9 @@ class FileSource:
             raise FilesError("the files have not been opened")
         return self.plan, self._replay
 
-    def nodes(self, path: str = "/", max_depth: int | None = None) -> Iterator[RawNode]:
+    def nodes(
+        self, path: str = "/", max_depth: int | None = None, *, stats: WalkStats | None = None, must_exist: bool = False
+    ) -> Iterator[RawNode]:
         """Every node at or under ``path`` (to ``max_depth``) after replay, each after its subtree.
 
         A node's child count is known when the stream leaves its subtree, so each is yielded then; the
@@ -236,6 +238,7 @@ class FileSource:
         (``Replay.resolve``), from its own, its ancestors' and its touched children's snapshot states;
         one that replay deletes is checked as the stream enters it, and its subtree skipped. Nodes that
         replay creates (absent from the snapshot) are yielded when their parent closes.
+        ``stats`` counts what is yielded; ``must_exist`` raises ``NotFoundError`` when that is nothing.
         """
         _, replay = self._require()
         if not path.startswith("/"):
@@ -247,6 +250,7 @@ class FileSource:
         deepest = None if max_depth is None else (0 if start == "/" else start.count("/")) + max_depth
         touched, closing, created = replay.touched, replay.closing, replay.created
         stat_new, raw_new = tuple.__new__, RawNode.__new__
+        yielded = 0
         digest = 0  # ZooKeeper's tree digest of what is yielded: checks the replay against the server's
         skip = None  # prefix of a subtree that replay deleted
         entered = False
@@ -259,7 +263,7 @@ class FileSource:
         def finish(
             node_path: str, data: bytes | None, fields: Any, children: int, crc: int | None
         ) -> Iterator[RawNode]:
-            nonlocal digest
+            nonlocal digest, yielded
             if check:
                 digest += content_digest(node_path, data, fields) if crc is None else crc
             if not whole:
@@ -283,6 +287,7 @@ class FileSource:
                     fields[9],
                 ),
             )
+            yielded += 1
             yield raw_new(RawNode, node_path, stat, data)
 
         def created_node(node_path: str, above: list[tuple[str, bytes | None, Any]]) -> Generator[RawNode, None, int]:
@@ -317,70 +322,78 @@ class FileSource:
             if stack:
                 stack[-1][4] += 1
 
-        snap = SnapshotFile(self._snapfile, best_effort=True)
-        for node_path, data, fields, crc in snap.nodes(digest=check):
-            if skip is not None:
-                if node_path.startswith(skip):
-                    continue
-                skip = None
-            while stack and not node_path.startswith(stack[-1][1]):
-                frame = stack.pop()
-                if not whole or frame[6] is not None:
-                    yield from close(frame)
-                    continue
-                # the common case, inlined: an unchanged node of a whole-tree read
-                node_fields, children, node_data = frame[3], frame[4], frame[2]
-                digest += frame[5]
-                stat = stat_new(
-                    Stat,
-                    (
-                        node_fields[1],
-                        node_fields[2],
-                        node_fields[3],
-                        node_fields[4],
-                        node_fields[5],
-                        2 * node_fields[6] - children,
-                        node_fields[7],
-                        node_fields[8] if node_fields[8] >= 0 else client_owner(node_fields[8]),
-                        len(node_data) if node_data else 0,
-                        children,
-                        node_fields[9],
-                    ),
-                )
-                yield raw_new(RawNode, frame[0], stat, node_data)
-                if stack:
-                    stack[-1][4] += 1
-            if not whole:
-                in_scope = node_path == start or node_path.startswith(scope)
-                if entered and not in_scope and not start.startswith(node_path):
-                    break  # past the subtree asked for
-                entered = entered or in_scope
-            prefix = "/" if node_path == "/" else node_path + "/"
-            if node_path in touched or (closing and fields[OWNER] in closing):
-                if stack:  # its parent is resolved too, knowing this child's snapshot state
-                    parent = stack[-1]
-                    if parent[6] is None:
-                        parent[6] = {}
-                    parent[6][node_path] = (data, fields)
-                if replay.may_vanish(node_path, fields[OWNER]):
-                    after = replay.resolve(node_path, ancestors(), {}, (data, fields))
-                    if after.nodes.get(node_path) is None:
-                        skip = prefix
+        try:
+            snap = SnapshotFile(self._snapfile, best_effort=True)
+            for node_path, data, fields, crc in snap.nodes(digest=check):
+                if skip is not None:
+                    if node_path.startswith(skip):
                         continue
-                stack.append([node_path, prefix, data, fields, 0, crc, {}])
-            else:
-                stack.append([node_path, prefix, data, fields, 0, crc, None])
-        if snap.info.damage and snap.info.damage != self._accepted_damage:
-            # The first pass read this file whole (or to the damage --best-effort accepted): if this pass
-            # now stops elsewhere, the file changed underneath, and a silently shorter tree is the one
-            # outcome worse than an error.
-            raise FilesError(f"{snap.info.damage} (the file read whole moments ago: was it changed or replaced?)")
-        while stack:
-            yield from close(stack.pop())
-        if whole and self.plan is not None and not self.plan.fuzzy:
-            self.plan.fuzzy = snap.info.max_zxid > snap.info.zxid
-        if check:
-            self._check_digest(digest, snap)
+                    skip = None
+                while stack and not node_path.startswith(stack[-1][1]):
+                    frame = stack.pop()
+                    if not whole or frame[6] is not None:
+                        yield from close(frame)
+                        continue
+                    # the common case, inlined: an unchanged node of a whole-tree read
+                    frame_path, _, node_data, node_fields, children, crc_here, _ = frame
+                    _, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid = node_fields
+                    digest += crc_here
+                    stat = stat_new(
+                        Stat,
+                        (
+                            czxid,
+                            mzxid,
+                            ctime,
+                            mtime,
+                            version,
+                            2 * cversion - children,
+                            aversion,
+                            owner if owner >= 0 else client_owner(owner),
+                            len(node_data) if node_data else 0,
+                            children,
+                            pzxid,
+                        ),
+                    )
+                    yielded += 1
+                    yield raw_new(RawNode, frame_path, stat, node_data)
+                    if stack:
+                        stack[-1][4] += 1
+                if not whole:
+                    in_scope = node_path == start or node_path.startswith(scope)
+                    if entered and not in_scope and not start.startswith(node_path):
+                        break  # past the subtree asked for
+                    entered = entered or in_scope
+                prefix = "/" if node_path == "/" else node_path + "/"
+                if node_path in touched or (closing and fields[OWNER] in closing):
+                    if stack:  # its parent is resolved too, knowing this child's snapshot state
+                        parent = stack[-1]
+                        if parent[6] is None:
+                            parent[6] = {}
+                        parent[6][node_path] = (data, fields)
+                    if replay.may_vanish(node_path, fields[OWNER]):
+                        after = replay.resolve(node_path, ancestors(), {}, (data, fields))
+                        if after.nodes.get(node_path) is None:
+                            skip = prefix
+                            continue
+                    stack.append([node_path, prefix, data, fields, 0, crc, {}])
+                else:
+                    stack.append([node_path, prefix, data, fields, 0, crc, None])
+            if snap.info.damage and snap.info.damage != self._accepted_damage:
+                # The first pass read this file whole (or to the damage --best-effort accepted): if this pass
+                # now stops elsewhere, the file changed underneath, and a silently shorter tree is the one
+                # outcome worse than an error.
+                raise FilesError(f"{snap.info.damage} (the file read whole moments ago: was it changed or replaced?)")
+            while stack:
+                yield from close(stack.pop())
+            if whole and self.plan is not None and not self.plan.fuzzy:
+                self.plan.fuzzy = snap.info.max_zxid > snap.info.zxid
+            if check:
+                self._check_digest(digest, snap)
+        finally:
+            if stats is not None:
+                stats.znodes += yielded
+        if must_exist and not yielded:
+            raise NotFoundError(f"no znode at {path}")
 
     def _check_digest(self, digest: int, snap: SnapshotFile) -> None:
         """Compare the yielded tree's digest with the one the server logged for the state reached."""
@@ -399,16 +412,11 @@ class FileSource:
             )
             plan.problem(message)
 
-    def walk(self, path: str = "/", *, max_depth: int | None = None, stats: WalkStats | None = None, **_: Any):
+    def walk(
+        self, path: str = "/", *, max_depth: int | None = None, stats: WalkStats | None = None, **_: Any
+    ) -> Iterator[RawNode]:
         """``ReadOnlySession.walk`` over the files: the same values, in file order (children unsorted)."""
-        found = False
-        for raw in self.nodes(path, max_depth):
-            found = True
-            if stats is not None:
-                stats.znodes += 1
-            yield raw
-        if not found:
-            raise NotFoundError(f"no znode at {path}")
+        return self.nodes(path, max_depth, stats=stats, must_exist=True)
 
     def get(self, path: str) -> RawNode:
         for raw in self.nodes(path, 0):
