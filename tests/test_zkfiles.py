@@ -416,6 +416,7 @@ def test_snapshot_from_files_records_its_source(tmp_path: Path) -> None:
     source = manifest["source"]["zookeeper_files"]
     assert Path(source["files"]["snapshot"]).name == var["newest_snapshot"]
     assert source["zxid_reached"] == var["final"]["zxid"] and source["digest_verified"] is True
+    assert source["fuzzy_snapshot"] is var["snapshots"][var["newest_snapshot"]]["fuzzy"]  # known after the read
     assert manifest["znodes"] == var["final"]["znode_count"]
     assert manifest["tables"]["kafka_brokers"] == 4
 
