@@ -175,6 +175,8 @@ class _DroppingProxy:
     def __init__(self, target_port: int) -> None:
         self.target_port = target_port
         self.stalled = threading.Event()  # when set: connections stay open but nothing reaches the client
+        self.held: set[socket.socket] = set()  # clients whose requests are swallowed (see hold())
+        self.swallowed = 0  # bytes of held requests
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.sockets: list[socket.socket] = []
@@ -198,12 +200,20 @@ class _DroppingProxy:
             while data := src.recv(65536):
                 if to_client and self.stalled.is_set():
                     continue  # swallow replies: a server that has stopped answering
+                if src in self.held:
+                    self.swallowed += len(data)
+                    continue  # swallow requests: they stay in flight until the connection is cut
                 dst.sendall(data)
         except OSError:
             pass
         for s in (src, dst):
             with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
+
+    def hold(self) -> None:
+        """From now on, requests on the open connections never reach the server; new ones pass."""
+        with self.lock:
+            self.held = set(self.sockets[0::2])  # each connection is stored as (client side, upstream)
 
     def drop_all(self) -> None:
         with self.lock:
@@ -229,8 +239,22 @@ def test_connection_loss_mid_walk_is_retried_and_the_walk_completes(
         with ReadOnlySession(f"127.0.0.1:{proxy.port}{zk_root.path}", timeout=10) as session:
             walk = session.walk("/", batch_size=4, in_flight=2, stats=stats, multiread=multiread)
             seen = [next(walk).path for _ in range(6)]
+            # Cut the connection while a walk request is certainly in flight: requests from now on are
+            # held at the proxy, the rest of the walk is read in a thread, and the cut comes once a held
+            # request (longer than a 12-byte ping) has been sent. Cutting at an idle moment would let
+            # kazoo reconnect before the walk noticed anything.
+            proxy.hold()
+            rest: list[str] = []
+            reader = threading.Thread(target=lambda: rest.extend(item.path for item in walk), daemon=True)
+            reader.start()
+            deadline = time.monotonic() + 10
+            while proxy.swallowed <= 12 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert proxy.swallowed > 12, "the walk sent no request after the first six znodes"
             proxy.drop_all()
-            seen += [item.path for item in walk]
+            reader.join(30)
+            assert not reader.is_alive()
+            seen += rest
     finally:
         proxy.close()
     assert sorted(seen) == sorted(["/"] + [f"/n{i:02d}" for i in range(40)])
