@@ -305,6 +305,18 @@ def test_a_snapshot_cut_short_after_it_was_verified_is_an_error_not_a_shorter_tr
             list(source.walk("/"))
 
 
+def test_a_snapshot_byte_changed_after_it_was_verified_is_an_error(tmp_path: Path) -> None:
+    var = EXPECTED["variants"]["zk38-plain"]
+    path = tmp_path / var["newest_snapshot"]
+    whole = bytearray((folder("zk38-plain") / var["newest_snapshot"]).read_bytes())
+    path.write_bytes(bytes(whole))
+    with FileSource([str(path)]) as source:
+        whole[whole.index(b"prod.kafka")] ^= 0x20  # same length, same structure: only the seal can tell
+        path.write_bytes(bytes(whole))
+        with pytest.raises(FilesError, match=r"checksum mismatch.*changed or replaced"):
+            list(source.walk("/"))
+
+
 def test_a_damaged_log_record_stops_replay_there(tmp_path: Path) -> None:
     var = EXPECTED["variants"]["zk395-plain"]
     files = _copy("zk395-plain", tmp_path)

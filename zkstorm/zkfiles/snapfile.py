@@ -32,7 +32,6 @@ CHUNK = 1 << 20
 SNAPPY_MAGIC = b"\x82SNAPPY\x00"
 _TERMINATOR = b"\x00\x00\x00\x01/"
 _DIGEST_STAT = struct.Struct(">qqqqqiiiq")
-_TWO_LONGS = struct.Struct(">qq")
 # After the node list: seal 1, then optional payloads each followed by its own seal (§3): the 3.6+
 # digest (20 bytes), the 3.9+ last processed zxid (8 bytes), or both. Longest layout first.
 _TRAILER_LAYOUTS = ((20, 8), (20,), (8,), ())
@@ -93,7 +92,7 @@ class SnapshotInfo:
     seals_verified: int = 0
     digest: tuple[int, int, int] | None = None  # (zxid, version, digest) 3.6+
     last_processed_zxid: int | None = None  # 3.9+
-    max_zxid: int = 0  # largest czxid/mzxid/pzxid seen by a selecting read
+    max_zxid: int = 0  # largest czxid/mzxid/pzxid the nodes read so far hold
     complete: bool = False
     damage: str | None = None  # with best effort: why the read stopped early
 
@@ -203,10 +202,8 @@ class SnapshotFile:
         return _plain_chunks(f)
 
     def _damaged(self, what: str, w: _Window) -> None:
-        message = str(w.error) if w.error else f"{self.path}: {what} at stream byte {w.offset}"
-        if not self.best_effort:
-            raise FilesError(message)
-        self.info.damage = message
+        """Damage met at the window's position (or, first, the damage that ended the stream early)."""
+        self._damaged_at(str(w.error) if w.error else f"{self.path}: {what} at stream byte {w.offset}")
 
     def verify(self) -> None:
         """Check every seal of the file without reading its nodes: ZooKeeper's full-load check at the
@@ -232,12 +229,15 @@ class SnapshotFile:
                 base = w.offset
                 tail = w.buf[w.pos :]
                 for chunk in w.chunks:  # a damaged gz or snappy stream raises FilesError here
-                    tail += chunk
-                    if len(tail) > _HELD_BACK:
-                        cut = len(tail) - _HELD_BACK
-                        adler = zlib.adler32(memoryview(tail)[:cut], adler)
-                        base += cut
-                        tail = tail[cut:]
+                    if len(chunk) < _HELD_BACK:  # a short chunk (the last, a small snappy block)
+                        chunk = tail + chunk
+                    else:  # the held bytes are not the end: checksum them, without copying the chunk
+                        adler = zlib.adler32(tail, adler)
+                        base += len(tail)
+                    cut = max(len(chunk) - _HELD_BACK, 0)
+                    adler = zlib.adler32(memoryview(chunk)[:cut], adler)
+                    base += cut
+                    tail = chunk[cut:]
                 if w.error is not None:  # the head's own read already met the damage
                     raise w.error
         except OSError as exc:
@@ -249,17 +249,18 @@ class SnapshotFile:
             return
         problem = self._check_trailer(tail, adler, base)
         if problem is not None:
-            self._damaged_at(problem)
+            self._damaged_at(f"{self.path}: {problem}")
 
-    def _check_trailer(self, tail: bytes, adler: int, base: int) -> str | None:
+    def _check_trailer(self, tail: bytes, adler: int, base: int, nodes_end: int | None = None) -> str | None:
         """Match the stream's last bytes against the trailer layouts; None when one verifies, filling
         ``info``, else why none did. ``adler`` is the checksum of the stream before ``tail``, which
-        starts at stream byte ``base``."""
+        starts at stream byte ``base``. ``nodes_end``, when the node list was read, is where in ``tail``
+        its "/" terminator starts: the trailer must follow it directly."""
         mismatch = None
         for payloads in _TRAILER_LAYOUTS:
             size = 13 + sum(n + 13 for n in payloads)
             start = len(tail) - size  # seal 1, right after the node list's own "/" terminator
-            if start < 5 or tail[start - 5 : start] != _TERMINATOR:
+            if start < 5 or tail[start - 5 : start] != _TERMINATOR or nodes_end not in (None, start - 5):
                 continue
             seals, at, fields = [], start, []
             for n in (0, *payloads):
@@ -291,31 +292,25 @@ class SnapshotFile:
                 return None
         return mismatch or "does not end with its checksum seals (cut short or damaged)"
 
-    def _damaged_at(self, problem: str) -> None:
-        message = f"{self.path}: {problem}"
+    def _damaged_at(self, message: str) -> None:
         if not self.best_effort:
             raise FilesError(message)
         self.info.damage = message
 
-    def nodes(
-        self, *, select: set[bytes] | None = None, owners: set[int] | None = None, digest: bool = False
-    ) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
+    def nodes(self, *, digest: bool = False) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
         """(path, data, (aclKey, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid),
         crc) per znode in file order (pre-order, children unsorted); the root's path is ``"/"``.
 
-        ``select`` (stored path bytes, the root being ``b""``) and ``owners`` (ephemeral owners) keep
-        only the matching nodes, which is how replay picks the few it needs without building the rest.
         With ``digest``, ``crc`` is the node's contribution to ZooKeeper's tree digest (§5), else 0.
+        The seals are checked at the end, as ``verify`` checks them.
         """
         try:
             with open(self.path, "rb") as f:
-                yield from self._read(_Window(self._chunks(f)), select, owners, digest)
+                yield from self._read(_Window(self._chunks(f)), digest)
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
 
-    def _read(
-        self, w: _Window, select: set[bytes] | None, owners: set[int] | None, digest: bool
-    ) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
+    def _read(self, w: _Window, digest: bool) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
         info = self.info
         try:
             self._read_head(w)
@@ -323,7 +318,6 @@ class SnapshotFile:
             self._damaged(f"bad header ({exc})", w)
             return
         unpack_int = INT.unpack_from
-        unpack_long = LONG.unpack_from
         unpack_stat = ACL_KEY_AND_STAT.unpack_from
         crc32 = zlib.crc32
         buf, pos = w.buf, w.pos
@@ -332,7 +326,6 @@ class SnapshotFile:
         count = 0
         crc = 0
         top = 0  # the largest zxid in the content: above the name's zxid means fuzzy
-        unpack_two = _TWO_LONGS.unpack_from
         try:
             while True:
                 if end - pos < 8:
@@ -345,7 +338,7 @@ class SnapshotFile:
                     view = memoryview(buf)
                 (plen,) = unpack_int(buf, pos)
                 if plen == 1 and buf[pos + 4] == 0x2F:  # the "/" terminator (the root itself is "")
-                    w.pos = pos + 5
+                    w.pos = pos
                     break
                 if plen < 0 or plen > MAX_FIELD:
                     raise JuteError(f"bad path length {plen}")
@@ -370,21 +363,10 @@ class SnapshotFile:
                     continue
                 count += 1
                 start, pos = pos, stat_at + 68
-                if select is not None:
-                    czxid, mzxid = unpack_two(buf, stat_at + 8)
-                    (pzxid,) = unpack_long(buf, stat_at + 60)
-                    if czxid > top or mzxid > top or pzxid > top:  # rarer than a max() call per node
-                        top = max(top, czxid, mzxid, pzxid)
-                    raw_path = buf[start + 4 : data_at]
-                    if raw_path not in select and not (owners and unpack_long(buf, stat_at + 52)[0] in owners):
-                        continue
-                    path = raw_path.decode("utf-8", "surrogateescape") if plen else "/"
-                    fields = unpack_stat(buf, stat_at)
-                else:
-                    path = buf[start + 4 : data_at].decode("utf-8", "surrogateescape") if plen else "/"
-                    fields = unpack_stat(buf, stat_at)
-                    if fields[1] > top or fields[2] > top or fields[9] > top:
-                        top = max(top, fields[1], fields[2], fields[9])
+                path = buf[start + 4 : data_at].decode("utf-8", "surrogateescape") if plen else "/"
+                fields = unpack_stat(buf, stat_at)
+                if fields[1] > top or fields[2] > top or fields[9] > top:  # rarer than a max() per node
+                    top = max(top, fields[1], fields[2], fields[9])
                 if digest and not path.startswith("/zookeeper/"):
                     # CRC32 of path, data, then the stat in digest order: czxid mzxid | pzxid | ctime … owner
                     crc = crc32(
@@ -408,10 +390,10 @@ class SnapshotFile:
         finally:
             info.max_zxid = max(info.max_zxid, top)
         info.nodes = count
-        try:
-            self._read_trailer(w)
-        except JuteError as exc:
-            self._damaged(str(exc), w)
+        w.ensure(_HELD_BACK + 1)  # the rest of the stream: its trailer, and nothing after it
+        problem = self._check_trailer(w.buf[w.pos :], w.checksum_here(), w.offset, nodes_end=0)
+        if problem is not None:  # the problem names its own stream byte
+            self._damaged_at(str(w.error) if w.error else f"{self.path}: {problem}")
 
     def _read_head(self, w: _Window) -> None:
         info = self.info
@@ -443,50 +425,6 @@ class SnapshotFile:
             w.ensure(1 << 16)  # an ACL list is small; read_acl_list checks the bounds it needs
             key, pos = LONG.unpack_from(w.buf, w.pos)[0], w.pos + 8
             info.acls[key], w.pos = read_acl_list(w.buf, pos)
-
-    def _seal(self, w: _Window) -> None:
-        expected = w.checksum_here()
-        if not w.ensure(13):
-            raise JuteError("missing checksum seal")
-        stored = LONG.unpack_from(w.buf, w.pos)[0]
-        if w.buf[w.pos + 8 : w.pos + 13] != _TERMINATOR:
-            raise JuteError("checksum seal is not followed by '/'")
-        if stored != expected:
-            raise FilesError(
-                f"{self.path}: checksum mismatch at stream byte {w.offset} "
-                f"(stored {stored:#x}, computed {expected:#x}): the file is damaged"
-            )
-        w.pos += 13
-        self.info.seals_verified += 1
-
-    def _read_trailer(self, w: _Window) -> None:
-        """Seal 1, then by the bytes left (§3): 33 → digest + seal, 21 → last zxid + seal, 54 → both."""
-        info = self.info
-        try:
-            self._seal(w)
-            w.ensure(1 << 12)
-            left = len(w.buf) - w.pos
-            if left in (33, 54):
-                zxid, version = LONG_INT.unpack_from(w.buf, w.pos)
-                (digest,) = LONG.unpack_from(w.buf, w.pos + 12)
-                info.digest = (zxid, version, digest)
-                w.pos += 20
-                self._seal(w)
-                left -= 33
-            if left == 21:
-                (info.last_processed_zxid,) = LONG.unpack_from(w.buf, w.pos)
-                w.pos += 8
-                self._seal(w)
-                left -= 21
-            if left:
-                raise JuteError(f"{left} unexpected bytes after the tree's trailers")
-        except FilesError as exc:
-            if not self.best_effort:
-                raise
-            info.damage = str(exc)
-            return
-        info.stream_bytes = w.offset
-        info.complete = True
 
 
 def content_digest(path: str, data: bytes | None, fields: tuple[int, ...]) -> int:

@@ -154,21 +154,17 @@ class FileSource:
         its damage. The tree itself is read later, once per walk, with replay resolved as it streams."""
         snap = SnapshotFile(snapshot, best_effort=partial)
         plan = FilePlan(snapshot=snapshot, snapshot_zxid=snap.info.zxid, skipped=list(skipped))
-        txns, plan.logs = self._txns_after(snap.info.zxid, plan)
         try:
             snap.verify()  # every seal, as ZooKeeper checks a snapshot before it loads it
         except FilesError as exc:
             raise _UnusableSnapshot(str(exc)) from None
         info = snap.info
-        if info.damage is not None:
-            # read up to its damage the way the walk will read it, so that the walk can tell that damage
-            # from a change underneath
-            scan = SnapshotFile(snapshot, best_effort=partial)
-            try:
-                for _ in scan.nodes(select=set()):
-                    pass
-            except FilesError as exc:
-                raise _UnusableSnapshot(str(exc)) from None
+        txns, plan.logs = self._txns_after(info.zxid, plan)  # read once the snapshot is known to be usable
+        if info.damage is not None:  # only with best effort: read it up to its damage the way the walk
+            # will, so that the walk can tell that damage from a change underneath
+            scan = SnapshotFile(snapshot, best_effort=True)
+            for _ in scan.nodes():
+                pass
             info.damage, info.max_zxid = scan.info.damage, scan.info.max_zxid
         if info.damage:
             plan.problem(info.damage)
@@ -437,8 +433,3 @@ class FileSource:
 
     def exists(self, path: str) -> bool:
         return any(True for _ in self.nodes(path, 0))
-
-
-def _stored(path: str) -> bytes:
-    """A path as the snapshot stores it (the root as the empty string)."""
-    return b"" if path == "/" else path.encode("utf-8", "surrogateescape")
