@@ -270,6 +270,26 @@ def test_a_truncated_newest_snapshot_falls_back_to_the_older_one(tmp_path: Path)
     assert named.exit_code == ExitCode.FILES
 
 
+def test_a_damaged_snapshot_gives_one_line_naming_it_and_a_fallback_warns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    var = EXPECTED["variants"]["zk395-plain"]
+    files = _copy("zk395-plain", tmp_path)
+    newest = files / var["newest_snapshot"]
+    newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])
+    alone = run("--from-files", str(newest), "tree")
+    assert alone.exit_code == ExitCode.FILES
+    assert alone.stderr.strip().splitlines() == [
+        f"zkstorm: {newest}: does not end with the '/' seal (still being written, or cut short)"
+    ]
+    assert not [m for m in caplog.messages if "snapshot" in m]  # a log line would be the second line
+    fallback = run("--from-files", str(files), "tree", "-f", "jsonl")
+    assert fallback.exit_code == 0
+    assert [m for m in caplog.messages if "snapshot" in m] == [
+        f"skipped snapshot {newest}: does not end with the '/' seal (still being written, or cut short)"
+    ]
+
+
 def test_a_truncated_gz_snapshot_named_alone_is_a_clear_error(tmp_path: Path) -> None:
     var = EXPECTED["variants"]["zk395-gz"]
     path = tmp_path / var["newest_snapshot"]

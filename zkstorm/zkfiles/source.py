@@ -126,6 +126,7 @@ class FileSource:
         self._snapshots.sort(key=lambda p: name_zxid(os.path.basename(p), "snapshot") or 0, reverse=True)
         self._logs.sort(key=lambda p: name_zxid(os.path.basename(p), "log") or 0)
         skipped: list[str] = []
+        damaged: dict[str, str] = {}  # snapshot → why it cannot be used whole
         in_range = []
         for candidate in self._snapshots:
             zxid = name_zxid(os.path.basename(candidate), "snapshot") or 0
@@ -137,17 +138,26 @@ class FileSource:
             if why is None:
                 try:
                     self._prepare(candidate, skipped, partial=False)
+                    self._warn(damaged)
                     return
                 except _UnusableSnapshot as exc:  # damaged: ZooKeeper too would load the next older one
-                    why = str(exc)
-            log.warning("skipping snapshot %s: %s", candidate, why)
+                    why = str(exc).removeprefix(f"{candidate}: ")
+            damaged[candidate] = why
             skipped.append(f"{os.path.basename(candidate)}: {why}")
         if self.best_effort and in_range:  # no whole snapshot: what the newest one holds up to its damage
-            self._prepare(in_range[0], skipped, partial=True)
+            self._prepare(in_range[0], skipped, partial=True)  # its damage is one of the plan's problems
+            self._warn({path: why for path, why in damaged.items() if path != in_range[0]})
             return
         if len(in_range) == 1:
-            raise FilesError(skipped[-1].split(": ", 1)[1] if self._named_snapshot else skipped[-1])
+            raise FilesError(f"{in_range[0]}: {damaged[in_range[0]]}")
         raise FilesError("no usable snapshot: " + "; ".join(skipped))
+
+    @staticmethod
+    def _warn(damaged: dict[str, str]) -> None:
+        """Name the newer snapshots passed over, once an older one is in use (when none is, the error
+        that ends the command names them all)."""
+        for path, why in damaged.items():
+            log.warning("skipped snapshot %s: %s", path, why)
 
     def _prepare(self, snapshot: str, skipped: list[str], *, partial: bool) -> None:
         """Check ``snapshot`` and index the logged txns after it; ``partial`` accepts a damaged one up to
