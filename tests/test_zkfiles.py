@@ -18,6 +18,7 @@ from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from zkstorm.errors import ExitCode, FilesError, NotFoundError
 from zkstorm.zk import ReadOnlySession
+from zkstorm.zkfiles import txnlog
 from zkstorm.zkfiles.jute import ephemeral_type
 from zkstorm.zkfiles.snapfile import SnapshotFile
 from zkstorm.zkfiles.source import FileSource
@@ -28,6 +29,36 @@ EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
 VARIANTS = sorted(EXPECTED["variants"])
 SNAPSHOTS = [(v, name) for v in VARIANTS for name in EXPECTED["variants"][v]["snapshots"]]
 LOGS = [(v, name) for v in VARIANTS for name in EXPECTED["variants"][v]["logs"]]
+
+
+class _EveryNode:
+    """``SnapshotFile.tree`` hooks that take over every node: the file's own records, in file order."""
+
+    owners = ()
+
+    class _All:
+        def __contains__(self, path: object) -> bool:
+            return True
+
+    touched = _All()
+
+    def __init__(self) -> None:
+        self.records: list[tuple[str, bytes | None, tuple[int, ...], int]] = []
+
+    def enter(self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[Any]) -> Any:
+        self.records.append((path, data, fields, crc))
+        return True
+
+    def close(self, frame: list[Any], stack: list[Any]) -> Any:
+        yield from ()
+        return 1
+
+
+def file_records(snap: SnapshotFile, *, digest: bool = False) -> list[tuple[str, bytes | None, tuple[int, ...], int]]:
+    """(path, data, persisted fields, digest crc) of every node of the file, in file order."""
+    hooks = _EveryNode()
+    assert list(snap.tree(hooks, digest=digest)) == []
+    return hooks.records
 
 
 def folder(variant: str) -> Path:
@@ -88,7 +119,7 @@ _CLIENT_KEYS = [
 def test_snapshot_file_content(variant: str, name: str) -> None:
     expected = EXPECTED["variants"][variant]["snapshots"][name]
     snap = SnapshotFile(str(folder(variant) / name))
-    nodes = list(snap.nodes(digest=True))
+    nodes = file_records(snap, digest=True)
     info = snap.info
     assert info.complete and info.damage is None
     assert info.zxid == expected["zxid"]
@@ -172,6 +203,23 @@ def test_log_file_content(variant: str, name: str) -> None:
         for sub, want_sub in zip(summary.get("txns", []), want.get("txns", []), strict=True):
             assert {k: sub.get(k) for k in want_sub if k != "op"} == {k: v for k, v in want_sub.items() if k != "op"}
     assert any(t.type == ERROR and t.digest is None for t in txns) or variant != "zk395-plain" or name != "log.1c9"
+
+
+@pytest.mark.parametrize(("variant", "name"), LOGS)
+@pytest.mark.parametrize("chunk", [7, 64, 1000])
+def test_log_records_across_read_chunks_read_the_same(
+    monkeypatch: pytest.MonkeyPatch, variant: str, name: str, chunk: int
+) -> None:
+    """The reader's buffer refills a chunk at a time and seeks over records already in the snapshot:
+    with chunks smaller than a record, every record crosses a refill."""
+    whole = list(LogFile(str(folder(variant) / name)).txns())
+    middle = whole[len(whole) // 2].zxid
+    monkeypatch.setattr(txnlog, "_CHUNK", chunk)
+    for after in (-1, middle):
+        log = LogFile(str(folder(variant) / name))
+        assert list(log.txns(after=after)) == [t for t in whole if t.zxid > after]
+        assert log.end_offset == EXPECTED["variants"][variant]["logs"][name]["end_of_txns_offset"]
+        assert not log.partial_tail
 
 
 # --- snapshot + logs = the live server's final state --------------------------------------------------
@@ -490,7 +538,7 @@ def _whole_tree_replay(snapshot: Path, txns: list[Any]) -> dict[str, tuple[Any, 
     from zkstorm.zkfiles.replay import DATA, Overlay, parent_of
 
     overlay = Overlay()
-    for path, data, fields, _ in SnapshotFile(str(snapshot)).nodes():
+    for path, data, fields, _ in file_records(SnapshotFile(str(snapshot))):
         overlay.load(path, data, fields)
     for txn in txns:
         overlay.apply(txn)
@@ -560,7 +608,7 @@ def _rewrite_trailer(snapshot: Path, target: Path, payloads: tuple[bytes, ...]) 
 
     data = (snapshot).read_bytes()
     snap = SnapshotFile(str(snapshot))
-    for _ in snap.nodes():
+    for _ in snap.tree():
         pass
     body = data[: snap.info.stream_bytes - (13 + sum(len(p) + 13 for p in _payloads_of(snap)))]
     out = bytearray(body)
@@ -585,7 +633,7 @@ def test_every_trailer_layout_verifies_without_reading_the_nodes(tmp_path: Path,
     _rewrite_trailer(folder("zk395-plain") / var["newest_snapshot"], target, payloads)
     quick, full = SnapshotFile(str(target)), SnapshotFile(str(target))
     quick.verify()
-    count = sum(1 for _ in full.nodes())
+    count = sum(1 for _ in full.tree())
     assert count == var["snapshots"][var["newest_snapshot"]]["znode_count"]
     for info in (quick.info, full.info):
         assert info.complete and info.damage is None and info.seals_verified == 1 + len(payloads)
@@ -597,6 +645,6 @@ def test_every_trailer_layout_verifies_without_reading_the_nodes(tmp_path: Path,
 def test_verifying_a_snapshot_agrees_with_reading_it_whole(variant: str, name: str) -> None:
     quick, full = SnapshotFile(str(folder(variant) / name)), SnapshotFile(str(folder(variant) / name))
     quick.verify()
-    sum(1 for _ in full.nodes())
+    sum(1 for _ in full.tree())
     for key in ("complete", "damage", "seals_verified", "digest", "last_processed_zxid", "stream_bytes", "sessions"):
         assert getattr(quick.info, key) == getattr(full.info, key), key

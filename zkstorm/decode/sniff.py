@@ -32,16 +32,26 @@ _UTF8_BOM = b"\xef\xbb\xbf"
 def detect_encoding(data: bytes | None) -> str:
     if not data:
         return EMPTY  # ZooKeeper returns a data-less node as null or b"": the same thing
-    if data == b"\x07":
-        return DIR_MARKER
-    if data[:2] == b"\x1f\x8b":
-        return GZIP
-    if data[:4] == b"\x28\xb5\x2f\xfd":
-        return ZSTD
-    if data[:4] == b"\xac\xed\x00\x05":
+    # Dispatched on the first byte, since every magic starts with a distinct one: this runs once per
+    # walked znode, and a slice per magic cost more than the rest for the common encodings.
+    first = data[0]
+    if first == 0x1F:
+        if data[1:2] == b"\x8b":
+            return GZIP
+    elif first in _JSON_FIRST_BYTES:
+        try:  # orjson accepts a subset of the fallback's JSON, so a True here is always its answer too
+            _orjson_loads(data)
+            return JSON  # the common case (every Kafka znode), settled without decoding the text twice
+        except orjson.JSONDecodeError:
+            pass
+    elif first == 0x07:
+        if len(data) == 1:
+            return DIR_MARKER
+    elif first == 0x28:
+        if data[:4] == b"\x28\xb5\x2f\xfd":
+            return ZSTD
+    elif first == 0xAC and data[:4] == b"\xac\xed\x00\x05":
         return JAVA
-    if data[:1] in _JSON_STARTS and _is_strict_json(data):
-        return JSON  # the common case (every Kafka znode), settled without decoding the text twice
     text = _as_text(data)
     if text is not None:
         stripped = text.lstrip()
@@ -57,20 +67,10 @@ def detect_encoding(data: bytes | None) -> str:
 # bytes by the regex engine, since a per-character loop cost more than the rest of the sniff.
 _CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _JSON_DECODER = json.JSONDecoder()
-_JSON_STARTS = (b"{", b"[", b'"')
-
-
-def _is_strict_json(data: bytes) -> bool:
-    """True when the bytes are one well-formed UTF-8 JSON document, by orjson (~6x the stdlib's speed).
-
-    orjson accepts a subset of what the fallback below accepts (no trailing bytes, no NaN, no lone
-    surrogates, 64-bit integers), so a True here is always the stdlib's answer too; anything it rejects
-    is judged again by the slower, more lenient path."""
-    try:
-        orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return False
-    return True
+_JSON_FIRST_BYTES = frozenset(b'{["')
+# orjson (~6x the stdlib's speed) accepts a subset of what the stdlib path below accepts (no trailing
+# bytes, no NaN, no lone surrogates, 64-bit integers); anything it rejects is judged again by that path.
+_orjson_loads = orjson.loads
 
 
 def _as_text(data: bytes) -> str | None:

@@ -34,6 +34,9 @@ from .txnlog import (
 ACL, CZXID, MZXID, CTIME, MTIME, VERSION, CVERSION, AVERSION, OWNER, PZXID, DATA = range(11)
 
 
+_DATA_OPS = (SetData, SetAcl, Check)
+
+
 def parent_of(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
 
@@ -64,10 +67,29 @@ class Replay:
         self.deletable: set[str] = set()  # paths some txn deletes
         self.closing: dict[int, list[int]] = {}  # session → the txns that close it
         self.creators: dict[int, set[int]] = {}  # txn → sessions whose ephemerals it creates
+        self.sessions = dict(sessions)  # after replay
+        self.last_digest: int | None = None  # the TxnDigest of the last txn that carried one
+        naming, created_paths = self.naming, set()
         for i, txn in enumerate(txns):
-            if isinstance(txn.body, CloseSession):
+            body = txn.body
+            kind = type(body)
+            if txn.digest is not None:
+                self.last_digest = txn.digest[1]
+            if kind is SetData or kind is SetAcl or kind is Check:  # most of a log: indexed in line
+                if body.path.startswith("/"):
+                    named = naming.get(body.path)
+                    if named is None:
+                        naming[body.path] = [i]
+                    else:
+                        named.append(i)
+                continue
+            if kind is CreateSession:
+                self.sessions[txn.session] = body.timeout_ms
+                continue
+            if kind is CloseSession:
+                self.sessions.pop(txn.session, None)
                 self.closing.setdefault(txn.session, []).append(i)
-                for path in txn.body.paths or ():
+                for path in body.paths or ():
                     self._name(path, i, structural=True)
                     self.deletable.add(path)
                 continue
@@ -77,18 +99,18 @@ class Replay:
                     self._name(op.path, i, structural=changes_parent)
                     if isinstance(op, Create):
                         self.created.setdefault(parent_of(op.path), set()).add(op.path)
+                        created_paths.add(op.path)
                         if op.kind == "ephemeral":
                             self.creators.setdefault(i, set()).add(txn.session)
                     elif isinstance(op, Delete):
                         self.deletable.add(op.path)
         # what every node has to be checked against, in one set: one lookup per streamed node
-        self.touched = set(self.naming) | set(self.structural)
-        totals = Overlay(sessions=dict(sessions))
-        for txn in txns:  # the global effects (sessions, last zxid, digest); nodes are resolved per path
-            totals.note(txn)
-        self.sessions = totals.sessions
-        self.applied, self.last_zxid, self.last_time_ms = totals.applied, totals.last_zxid, totals.last_time_ms
-        self.last_digest = totals.last_digest
+        self.touched = set(naming) | set(self.structural)
+        # nodes whose txns only set their data or ACL (most of a production log): settled without an overlay
+        self.data_only = set(naming).difference(self.structural, self.deletable, created_paths)
+        self.applied = len(txns)
+        self.last_zxid = txns[-1].zxid if txns else None
+        self.last_time_ms = txns[-1].time_ms if txns else None
 
     def _name(self, path: str, i: int, *, structural: bool) -> None:
         self.naming.setdefault(path, []).append(i)
@@ -98,6 +120,24 @@ class Replay:
     def may_vanish(self, path: str, owner: int) -> bool:
         """Whether replay can delete this snapshot node (then its subtree is checked before it streams)."""
         return path in self.deletable or owner in self.closing
+
+    def settle(self, path: str, data: bytes | None, fields: Sequence[Any]) -> list[Any] | None:
+        """The state after replay of a snapshot node whose txns only set its data or ACL (nothing else
+        can change it: no create or delete of it or its children, no session close that owns it): its
+        snapshot state with them applied. None for any other node: that takes ``resolve``."""
+        if path not in self.data_only or fields[OWNER] in self.closing:
+            return None
+        state: list[Any] = [*fields, data]
+        for i in self.naming[path]:
+            txn = self.txns[i]
+            for _, op in _ops(txn):
+                if getattr(op, "path", None) != path:
+                    continue
+                if isinstance(op, SetData):
+                    state[DATA], state[VERSION], state[MZXID], state[MTIME] = op.data, op.version, txn.zxid, txn.time_ms
+                elif isinstance(op, SetAcl):
+                    state[AVERSION] = op.version
+        return state
 
     def resolve(
         self,

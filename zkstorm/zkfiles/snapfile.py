@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import FilesError
+from ..zk import RawNode, Stat
 from .jute import (
     ACL_KEY_AND_STAT,
     FILE_HEADER,
@@ -25,6 +26,7 @@ from .jute import (
     SNAPSHOT_MAGIC,
     Acl,
     JuteError,
+    client_owner,
     read_acl_list,
 )
 
@@ -36,6 +38,48 @@ _DIGEST_STAT = struct.Struct(">qqqqqiiiq")
 # digest (20 bytes), the 3.9+ last processed zxid (8 bytes), or both. Longest layout first.
 _TRAILER_LAYOUTS = ((20, 8), (20,), (8,), ())
 _HELD_BACK = 5 + 13 + 20 + 13 + 8 + 13  # the node list's "/" and the longest trailer
+
+# A frame of ``SnapshotFile.tree``'s stack: one open node, [path, data, fields, children so far, crc, mark].
+FRAME_PATH, FRAME_DATA, FRAME_FIELDS, FRAME_CHILDREN, FRAME_CRC, FRAME_MARK = range(6)
+
+
+class TreeHooks(Protocol):
+    """What a reader adds to ``SnapshotFile.tree``: the nodes it takes over and what it yields for them.
+
+    Nodes are flagged by path or by ephemeral owner, so that the check per streamed node is two set
+    lookups; everything else about a flagged node is the hooks' business.
+    """
+
+    touched: Container[str]
+    owners: Container[int]  # session ids (never 0)
+
+    def enter(self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]) -> Any:
+        """A flagged node as the stream reaches it (``stack``: its ancestors' frames). Returns its frame's
+        mark (not None), or None to drop it and its subtree. May mark an ancestor's frame too."""
+        ...
+
+    def close(self, frame: list[Any], stack: list[list[Any]]) -> Generator[RawNode, None, int]:
+        """A marked frame whose subtree has streamed: yields the nodes that stand for it, and returns how
+        many of them are children of ``stack[-1]``."""
+        ...
+
+
+def client_stat(fields: tuple[int, ...] | list[Any], data: bytes | None, children: int) -> Stat:
+    """The Stat a client reads for a node, from its persisted stat (the file's, after the ACL key) and
+    its child count: ZooKeeper's ``DataNode.copyStat``."""
+    return Stat(
+        fields[1],
+        fields[2],
+        fields[3],
+        fields[4],
+        fields[5],
+        2 * fields[6] - children,
+        fields[7],
+        client_owner(fields[8]),
+        len(data) if data else 0,
+        children,
+        fields[9],
+    )
 
 
 def name_zxid(name: str, prefix: str) -> int | None:
@@ -183,15 +227,18 @@ class _Window:
 
 
 class SnapshotFile:
-    """Reads one snapshot file; ``nodes()`` streams its znodes once, filling ``info`` as it goes."""
+    """Reads one snapshot file; ``tree()`` streams its znodes once, filling ``info`` as it goes."""
 
-    def __init__(self, path: str, *, best_effort: bool = False) -> None:
+    def __init__(self, path: str, *, best_effort: bool = False, checked: SnapshotInfo | None = None) -> None:
+        """``checked``: what an earlier read of this same file found. Damage that read did not meet (or
+        did not accept, with best effort) means the file changed in between: always an error."""
         name = os.path.basename(path)
         zxid = name_zxid(name, "snapshot")
         if zxid is None:
             raise FilesError(f"{path}: not a snapshot file name (snapshot.<hex zxid>[.gz|.snappy])")
         self.path = path
-        self.best_effort = best_effort
+        self.best_effort = best_effort or checked is not None
+        self.checked = checked
         self.info = SnapshotInfo(path=path, zxid=zxid, kind=snapshot_kind(name))
 
     def _chunks(self, f: Any) -> Iterator[bytes]:
@@ -293,107 +340,189 @@ class SnapshotFile:
         return mismatch or "does not end with its checksum seals (cut short or damaged)"
 
     def _damaged_at(self, message: str) -> None:
+        if self.checked is not None and message != self.checked.damage:
+            # A silently shorter tree is the one outcome worse than an error.
+            raise FilesError(f"{message} (the file read whole moments ago: was it changed or replaced?)")
         if not self.best_effort:
             raise FilesError(message)
         self.info.damage = message
 
-    def nodes(self, *, digest: bool = False) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
-        """(path, data, (aclKey, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid),
-        crc) per znode in file order (pre-order, children unsorted); the root's path is ``"/"``.
+    def tree(
+        self, hooks: TreeHooks | None = None, *, digest: bool = False
+    ) -> Generator[RawNode, None, tuple[int, int]]:
+        """The file's znodes as a client would read them: each ``RawNode`` after its subtree (when its
+        child count is known), in file order otherwise; the root's path is ``"/"``. Returns how many it
+        yielded itself and the sum of their contributions to ZooKeeper's tree digest (§5; 0 unless
+        ``digest``). The seals are checked when the node list ends, as ``verify`` checks them.
 
-        With ``digest``, ``crc`` is the node's contribution to ZooKeeper's tree digest (§5), else 0.
-        The seals are checked at the end, as ``verify`` checks them.
+        ``hooks`` take over the nodes they flag (see ``TreeHooks``); memory holds the current node's
+        ancestors, never the tree.
         """
         try:
-            with open(self.path, "rb") as f:
-                yield from self._read(_Window(self._chunks(f)), digest)
+            f = open(self.path, "rb")  # noqa: SIM115 (the generator closes it)
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+        return self._tree(f, hooks, digest)
 
-    def _read(self, w: _Window, digest: bool) -> Iterator[tuple[str, bytes | None, tuple[int, ...], int]]:
+    def _tree(self, f: Any, hooks: TreeHooks | None, digest: bool) -> Generator[RawNode, None, tuple[int, int]]:
+        """Parsing and assembly in one loop: a generator boundary between the two cost more per znode
+        than the assembly itself (bench/bench_files.py)."""
         info = self.info
+        w = _Window(self._chunks(f))
+        tuple_new = tuple.__new__  # RawNode and Stat built as tuples: NamedTuple.__new__ is a Python call
+        count = dropped = total = top = 0  # top: the largest zxid in the content (fuzzy if above the name's)
+        skip = None  # "path/" of a node the hooks dropped: its subtree is skipped
+        # Frames [path, data, fields, children, crc, mark]; stack[i] is the open node at depth i, so a
+        # node at depth d closes every frame above d. (Sealed files are in tree order; a damaged one
+        # that is not ends as damage, not as a wrong tree.)
+        stack: list[list[Any]] = []
         try:
-            self._read_head(w)
-        except (JuteError, FilesError) as exc:
-            self._damaged(f"bad header ({exc})", w)
-            return
-        unpack_int = INT.unpack_from
-        unpack_stat = ACL_KEY_AND_STAT.unpack_from
-        crc32 = zlib.crc32
-        buf, pos = w.buf, w.pos
-        end = len(buf)
-        view = memoryview(buf)
-        count = 0
-        crc = 0
-        top = 0  # the largest zxid in the content: above the name's zxid means fuzzy
-        try:
-            while True:
-                if end - pos < 8:
-                    w.pos = pos
-                    if not w.ensure(8):
-                        self._damaged("truncated node list (no end-of-tree marker)", w)
-                        info.nodes = count
-                        return
-                    buf, pos, end = w.buf, 0, len(w.buf)
-                    view = memoryview(buf)
-                (plen,) = unpack_int(buf, pos)
-                if plen == 1 and buf[pos + 4] == 0x2F:  # the "/" terminator (the root itself is "")
-                    w.pos = pos
-                    break
-                if plen < 0 or plen > MAX_FIELD:
-                    raise JuteError(f"bad path length {plen}")
-                data_at = pos + 4 + plen
-                if end - data_at < 4:
-                    w.pos = pos
-                    if not w.ensure(8 + plen):
-                        raise JuteError("truncated node")
-                    buf, pos, end = w.buf, 0, len(w.buf)
-                    view = memoryview(buf)
-                    continue
-                (dlen,) = unpack_int(buf, data_at)
-                if dlen < -1 or dlen > MAX_FIELD:
-                    raise JuteError(f"bad data length {dlen}")
-                stat_at = data_at + 4 + (dlen if dlen > 0 else 0)
-                if end - stat_at < 68:
-                    w.pos = pos
-                    if not w.ensure(stat_at - pos + 68):
-                        raise JuteError("truncated node")
-                    buf, pos, end = w.buf, 0, len(w.buf)
-                    view = memoryview(buf)
-                    continue
-                count += 1
-                start, pos = pos, stat_at + 68
-                path = buf[start + 4 : data_at].decode("utf-8", "surrogateescape") if plen else "/"
-                fields = unpack_stat(buf, stat_at)
-                if fields[1] > top or fields[2] > top or fields[9] > top:  # rarer than a max() per node
-                    top = max(top, fields[1], fields[2], fields[9])
-                if digest and not path.startswith("/zookeeper/"):
-                    # CRC32 of path, data, then the stat in digest order: czxid mzxid | pzxid | ctime … owner
-                    crc = crc32(
-                        view[stat_at + 24 : stat_at + 60],
-                        crc32(
-                            view[stat_at + 60 : pos],
+            try:
+                self._read_head(w)
+            except (JuteError, FilesError) as exc:
+                self._damaged(f"bad header ({exc})", w)
+                return 0, 0
+            touched: Container[str] = hooks.touched if hooks else ()
+            owners: Container[int] = hooks.owners if hooks else ()
+            unpack_int = INT.unpack_from
+            unpack_stat = ACL_KEY_AND_STAT.unpack_from
+            crc32 = zlib.crc32
+            buf, pos = w.buf, w.pos
+            end = len(buf)
+            view = memoryview(buf)
+            crc = 0
+            try:
+                while True:
+                    if end - pos < 8:
+                        w.pos = pos
+                        if not w.ensure(8):
+                            raise JuteError("truncated node list (no end-of-tree marker)")
+                        buf, pos, end = w.buf, 0, len(w.buf)
+                        view = memoryview(buf)
+                    (plen,) = unpack_int(buf, pos)
+                    if plen == 1 and buf[pos + 4] == 0x2F:  # the "/" terminator (the root itself is "")
+                        w.pos = pos
+                        break
+                    if plen < 0 or plen > MAX_FIELD:
+                        raise JuteError(f"bad path length {plen}")
+                    data_at = pos + 4 + plen
+                    if end - data_at < 4:
+                        w.pos = pos
+                        if not w.ensure(8 + plen):
+                            raise JuteError("truncated node")
+                        buf, pos, end = w.buf, 0, len(w.buf)
+                        view = memoryview(buf)
+                        continue
+                    (dlen,) = unpack_int(buf, data_at)
+                    if dlen < -1 or dlen > MAX_FIELD:
+                        raise JuteError(f"bad data length {dlen}")
+                    stat_at = data_at + 4 + (dlen if dlen > 0 else 0)
+                    if end - stat_at < 68:
+                        w.pos = pos
+                        if not w.ensure(stat_at - pos + 68):
+                            raise JuteError("truncated node")
+                        buf, pos, end = w.buf, 0, len(w.buf)
+                        view = memoryview(buf)
+                        continue
+                    count += 1
+                    start, pos = pos, stat_at + 68
+                    fields = unpack_stat(buf, stat_at)
+                    if fields[1] > top or fields[2] > top or fields[9] > top:  # rarer than a max() per node
+                        top = max(top, fields[1], fields[2], fields[9])
+                    if plen:
+                        path = buf[start + 4 : data_at].decode("utf-8", "surrogateescape")
+                        if skip is not None:
+                            if path.startswith(skip):
+                                dropped += 1
+                                continue
+                            skip = None
+                        depth = path.count("/")
+                        while len(stack) > depth:
+                            frame = stack.pop()
+                            if frame[5] is not None:
+                                dropped += 1
+                                stack[-1][3] += yield from hooks.close(frame, stack)  # type: ignore[union-attr]
+                                continue
+                            # client_stat inlined: this runs once per znode
+                            node_path, node_data, node_fields, children, node_crc, _ = frame
+                            _, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid = node_fields
+                            total += node_crc
+                            stat = (
+                                czxid,
+                                mzxid,
+                                ctime,
+                                mtime,
+                                version,
+                                2 * cversion - children,
+                                aversion,
+                                owner if owner >= 0 else client_owner(owner),
+                                len(node_data) if node_data else 0,
+                                children,
+                                pzxid,
+                            )
+                            yield tuple_new(RawNode, (node_path, tuple_new(Stat, stat), node_data))
+                            stack[-1][3] += 1
+                        if len(stack) != depth:
+                            dropped += 1
+                            raise JuteError(f"node {path!r} at stream byte {w.base + start} is out of tree order")
+                    elif count == 1:
+                        path = "/"
+                    else:
+                        dropped += 1
+                        raise JuteError(f"a second root node at stream byte {w.base + start}")
+                    if digest:
+                        # CRC32 of path, data, then the stat in digest order: czxid mzxid | pzxid | ctime … owner
+                        crc = (
                             crc32(
-                                view[stat_at + 8 : stat_at + 24],
-                                crc32(view[data_at + 4 : stat_at], crc32(view[start + 4 : data_at])),
-                            ),
-                        ),
-                    )
+                                view[stat_at + 24 : stat_at + 60],
+                                crc32(
+                                    view[stat_at + 60 : pos],
+                                    crc32(
+                                        view[stat_at + 8 : stat_at + 24],
+                                        crc32(view[data_at + 4 : stat_at], crc32(view[start + 4 : data_at])),
+                                    ),
+                                ),
+                            )
+                            if not path.startswith("/zookeeper/")
+                            else 0
+                        )
+                    data = buf[data_at + 4 : stat_at] if dlen >= 0 else None
+                    if path in touched or (fields[8] and fields[8] in owners):
+                        mark = hooks.enter(path, data, fields, crc, stack)  # type: ignore[union-attr]
+                        if mark is None:
+                            dropped += 1
+                            skip = path + "/"
+                            continue
+                        stack.append([path, data, fields, 0, crc, mark])
+                    else:
+                        stack.append([path, data, fields, 0, crc, None])
+            except JuteError as exc:
+                w.pos = pos
+                self._damaged(str(exc), w)
+            else:
+                w.ensure(_HELD_BACK + 1)  # the rest of the stream: its trailer, and nothing after it
+                problem = self._check_trailer(w.buf[w.pos :], w.checksum_here(), w.offset, nodes_end=0)
+                if problem is not None:  # the problem names its own stream byte
+                    self._damaged_at(str(w.error) if w.error else f"{self.path}: {problem}")
+            finally:
+                info.nodes = count
+                info.max_zxid = max(info.max_zxid, top)
+            while stack:  # the open nodes: at the end of the list, or (best effort) where damage stopped it
+                frame = stack.pop()
+                if frame[5] is not None:
+                    dropped += 1
+                    added = yield from hooks.close(frame, stack)  # type: ignore[union-attr]
                 else:
-                    crc = 0
-                yield path, (buf[data_at + 4 : stat_at] if dlen >= 0 else None), fields, crc
-        except JuteError as exc:
-            w.pos = pos
-            info.nodes = count
-            self._damaged(str(exc), w)
-            return
+                    total += frame[4]
+                    yield RawNode(frame[0], client_stat(frame[2], frame[1], frame[3]), frame[1])
+                    added = 1
+                if stack:
+                    stack[-1][3] += added
+        except OSError as exc:
+            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         finally:
-            info.max_zxid = max(info.max_zxid, top)
-        info.nodes = count
-        w.ensure(_HELD_BACK + 1)  # the rest of the stream: its trailer, and nothing after it
-        problem = self._check_trailer(w.buf[w.pos :], w.checksum_here(), w.offset, nodes_end=0)
-        if problem is not None:  # the problem names its own stream byte
-            self._damaged_at(str(w.error) if w.error else f"{self.path}: {problem}")
+            f.close()
+        return count - dropped, total
 
     def _read_head(self, w: _Window) -> None:
         info = self.info
@@ -427,7 +556,7 @@ class SnapshotFile:
             info.acls[key], w.pos = read_acl_list(w.buf, pos)
 
 
-def content_digest(path: str, data: bytes | None, fields: tuple[int, ...]) -> int:
+def content_digest(path: str, data: bytes | None, fields: tuple[int, ...] | list[Any]) -> int:
     """One node's contribution to ZooKeeper's tree digest (§5): CRC32 of path, data and the stat in
     digest order; ``/zookeeper/…`` nodes contribute nothing."""
     if path.startswith("/zookeeper/"):

@@ -12,15 +12,26 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import FilesError, NotFoundError, UsageError
-from ..zk import RawNode, Stat, WalkStats
-from .jute import client_owner
+from ..zk import RawNode, WalkStats
 from .replay import DATA, OWNER, Replay
-from .snapfile import SnapshotFile, cheap_check, content_digest, name_zxid
+from .snapfile import (
+    FRAME_CHILDREN,
+    FRAME_DATA,
+    FRAME_FIELDS,
+    FRAME_MARK,
+    FRAME_PATH,
+    SnapshotFile,
+    SnapshotInfo,
+    cheap_check,
+    client_stat,
+    content_digest,
+    name_zxid,
+)
 from .txnlog import LogFile, Txn
 
 log = logging.getLogger(__name__)
@@ -70,6 +81,88 @@ class _UnusableSnapshot(FilesError):
     """The chosen snapshot failed its full check; the next older one is tried."""
 
 
+class _ReplayHooks:
+    """``SnapshotFile.tree`` hooks that resolve replay node by node as the snapshot streams.
+
+    A node that replay touches is resolved when its subtree has streamed (``Replay.resolve``), from its
+    own, its ancestors' and its touched children's snapshot states; a frame's mark holds those children
+    (path → snapshot state). A node that replay deletes is checked as the stream enters it, and its
+    subtree dropped. Nodes replay creates (absent from the snapshot) are yielded when their parent closes.
+    """
+
+    def __init__(self, replay: Replay, *, digest: bool) -> None:
+        self.replay = replay
+        self.touched: Container[str] = replay.touched
+        self.owners: Container[int] = replay.closing
+        self.check = digest
+        self.digest = 0  # of what these hooks yield
+        self.yielded = 0
+
+    def enter(self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]) -> Any:
+        if stack:
+            # The parent, when resolved, knows this child's snapshot state. It is resolved anyway when a
+            # txn creates or deletes one of its children (it is touched itself, and marked); else only
+            # a session close can change it, by deleting this ephemeral child.
+            parent = stack[-1]
+            if parent[FRAME_MARK] is None and fields[OWNER] in self.owners:
+                parent[FRAME_MARK] = {}
+            if parent[FRAME_MARK] is not None:
+                parent[FRAME_MARK][path] = (data, fields)
+        if self.replay.may_vanish(path, fields[OWNER]):
+            after = self.replay.resolve(path, _ancestors(stack), {}, (data, fields))
+            if after.nodes.get(path) is None:
+                return None
+        return {}
+
+    def close(self, frame: list[Any], stack: list[list[Any]]) -> Generator[RawNode, None, int]:
+        node_path, data, fields, children, seen = (
+            frame[FRAME_PATH],
+            frame[FRAME_DATA],
+            frame[FRAME_FIELDS],
+            frame[FRAME_CHILDREN],
+            frame[FRAME_MARK],
+        )
+        settled = self.replay.settle(node_path, data, fields)
+        if settled is not None:
+            yield self._node(node_path, settled[DATA], settled, children)
+            return 1
+        above = _ancestors(stack)
+        overlay = self.replay.resolve(node_path, above, seen, (data, fields))
+        state = overlay.nodes.get(node_path)
+        if state is None:
+            return 0  # unreachable: a node replay deletes is dropped as the stream enters it
+        here = [*above, (node_path, data, fields)]
+        for child in sorted(self.replay.created.get(node_path, ())):
+            if child not in seen and overlay.nodes.get(child) is not None:
+                children += yield from self._created(child, here)
+        yield self._node(node_path, state[DATA], state, children)
+        return 1
+
+    def _created(self, path: str, above: list[tuple[str, bytes | None, Any]]) -> Generator[RawNode, None, int]:
+        """A node replay creates, after the ones it creates under it; 1 if it exists after replay."""
+        overlay = self.replay.resolve(path, above, {}, None)
+        state = overlay.nodes.get(path)
+        if state is None:
+            return 0
+        children = 0
+        here = [*above, (path, None, None)]
+        for child in sorted(self.replay.created.get(path, ())):
+            if overlay.nodes.get(child) is not None:
+                children += yield from self._created(child, here)
+        yield self._node(path, state[DATA], state, children)
+        return 1
+
+    def _node(self, path: str, data: bytes | None, fields: list[Any], children: int) -> RawNode:
+        if self.check:
+            self.digest += content_digest(path, data, fields)
+        self.yielded += 1
+        return RawNode(path, client_stat(fields, data, children), data)
+
+
+def _ancestors(stack: list[list[Any]]) -> list[tuple[str, bytes | None, Any]]:
+    return [(frame[FRAME_PATH], frame[FRAME_DATA], frame[FRAME_FIELDS]) for frame in stack]
+
+
 class FileSource:
     """A read-only tree from ZooKeeper's files; the same methods as ``ReadOnlySession``."""
 
@@ -88,7 +181,7 @@ class FileSource:
         self.target = "files:" + ",".join(self.paths)
         self.plan: FilePlan | None = None
         self._replay: Replay | None = None
-        self._accepted_damage: str | None = None  # where a --best-effort snapshot was known to end
+        self._checked: SnapshotInfo | None = None  # what the check of the chosen snapshot found
         self._snapshots: list[str] = []
         self._logs: list[str] = []
         self._named_snapshot = False
@@ -173,7 +266,7 @@ class FileSource:
         if info.damage is not None:  # only with best effort: read it up to its damage the way the walk
             # will, so that the walk can tell that damage from a change underneath
             scan = SnapshotFile(snapshot, best_effort=True)
-            for _ in scan.nodes():
+            for _ in scan.tree():
                 pass
             info.damage, info.max_zxid = scan.info.damage, scan.info.max_zxid
         if info.damage:
@@ -186,7 +279,7 @@ class FileSource:
         plan.time_ms = replay.last_time_ms
         plan.txns_applied = replay.applied
         self.plan, self._replay, self._snapfile = plan, replay, snapshot
-        self._accepted_damage = info.damage
+        self._checked = info
 
     def _txns_after(self, zxid: int, plan: FilePlan) -> tuple[list[Txn], list[str]]:
         """Every logged txn after ``zxid`` (up to ``--at-zxid``), from the last log that starts at or
@@ -239,162 +332,42 @@ class FileSource:
     ) -> Iterator[RawNode]:
         """Every node at or under ``path`` (to ``max_depth``) after replay, each after its subtree.
 
-        A node's child count is known when the stream leaves its subtree, so each is yielded then; the
-        stack holds only the current node's ancestors. A node that replay touches is resolved then too
-        (``Replay.resolve``), from its own, its ancestors' and its touched children's snapshot states;
-        one that replay deletes is checked as the stream enters it, and its subtree skipped. Nodes that
-        replay creates (absent from the snapshot) are yielded when their parent closes.
+        One pass over the snapshot (``SnapshotFile.tree``), with the nodes replay touches resolved as it
+        streams (``_ReplayHooks``). A read of less than the whole tree stops once its top node, which
+        comes after its subtree, has been yielded.
         ``stats`` counts what is yielded; ``must_exist`` raises ``NotFoundError`` when that is nothing.
         """
-        _, replay = self._require()
+        plan, replay = self._require()
         if not path.startswith("/"):
             raise UsageError(f"znode paths start with '/': {path!r}")
         start = path.rstrip("/") or "/"
         whole = start == "/" and max_depth is None
         check = whole and self.verify_digest
-        scope = "/" if start == "/" else start + "/"  # every path under start begins with it
-        deepest = None if max_depth is None else (0 if start == "/" else start.count("/")) + max_depth
-        touched, closing, created = replay.touched, replay.closing, replay.created
-        stat_new, raw_new = tuple.__new__, RawNode.__new__
+        snap = SnapshotFile(self._snapfile, checked=self._checked)
+        hooks = _ReplayHooks(replay, digest=check)
         yielded = 0
-        digest = 0  # ZooKeeper's tree digest of what is yielded: checks the replay against the server's
-        skip = None  # prefix of a subtree that replay deleted
-        entered = False
-        # [path, path + "/", data, fields, children, crc, touched children (None: replay leaves it alone)]
-        stack: list[list[Any]] = []
-
-        def ancestors() -> list[tuple[str, bytes | None, Any]]:
-            return [(frame[0], frame[2], frame[3]) for frame in stack]
-
-        def finish(
-            node_path: str, data: bytes | None, fields: Any, children: int, crc: int | None
-        ) -> Iterator[RawNode]:
-            nonlocal digest, yielded
-            if check:
-                digest += content_digest(node_path, data, fields) if crc is None else crc
-            if not whole:
-                if not (node_path == start or node_path.startswith(scope)):
-                    return
-                if deepest is not None and (0 if node_path == "/" else node_path.count("/")) > deepest:
-                    return
-            stat = stat_new(
-                Stat,
-                (
-                    fields[1],
-                    fields[2],
-                    fields[3],
-                    fields[4],
-                    fields[5],
-                    2 * fields[6] - children,
-                    fields[7],
-                    client_owner(fields[8]),
-                    len(data) if data else 0,
-                    children,
-                    fields[9],
-                ),
-            )
-            yielded += 1
-            yield raw_new(RawNode, node_path, stat, data)
-
-        def created_node(node_path: str, above: list[tuple[str, bytes | None, Any]]) -> Generator[RawNode, None, int]:
-            """A node replay creates, after the ones it creates under it; 1 if it exists after replay."""
-            overlay = replay.resolve(node_path, above, {}, None)
-            state = overlay.nodes.get(node_path)
-            if state is None:
-                return 0
-            children = 0
-            here = [*above, (node_path, None, None)]
-            for child in sorted(created.get(node_path, ())):
-                if overlay.nodes.get(child) is not None:
-                    children += yield from created_node(child, here)
-            yield from finish(node_path, state[DATA], state, children, None)
-            return 1
-
-        def close(frame: list[Any]) -> Iterator[RawNode]:
-            """A node whose subtree has streamed (``stack`` now holds exactly its ancestors)."""
-            node_path, data, fields, children, crc, seen = frame[0], frame[2], frame[3], frame[4], frame[5], frame[6]
-            if seen is not None:
-                above = ancestors()
-                overlay = replay.resolve(node_path, above, seen, (data, fields))
-                state = overlay.nodes.get(node_path)
-                if state is None:
-                    return  # unreachable: a node replay deletes is skipped as the stream enters it
-                data, fields, crc = state[DATA], state, None
-                here = [*above, (node_path, frame[2], frame[3])]
-                for child in sorted(created.get(node_path, ())):
-                    if child not in seen and overlay.nodes.get(child) is not None:
-                        children += yield from created_node(child, here)
-            yield from finish(node_path, data, fields, children, crc)
-            if stack:
-                stack[-1][4] += 1
-
         try:
-            snap = SnapshotFile(self._snapfile, best_effort=True)
-            for node_path, data, fields, crc in snap.nodes(digest=check):
-                if skip is not None:
-                    if node_path.startswith(skip):
+            if whole:
+                yielded, digest = yield from snap.tree(hooks, digest=check)
+                yielded += hooks.yielded
+                if not plan.fuzzy:
+                    plan.fuzzy = snap.info.max_zxid > snap.info.zxid
+                if check:
+                    self._check_digest(digest + hooks.digest, snap)
+            else:
+                scope = "/" if start == "/" else start + "/"  # every path under start begins with it
+                deepest = None if max_depth is None else (0 if start == "/" else start.count("/")) + max_depth
+                tree = snap.tree(hooks)
+                for raw in tree:
+                    node_path = raw.path
+                    if node_path != start and not node_path.startswith(scope):
                         continue
-                    skip = None
-                while stack and not node_path.startswith(stack[-1][1]):
-                    frame = stack.pop()
-                    if not whole or frame[6] is not None:
-                        yield from close(frame)
-                        continue
-                    # the common case, inlined: an unchanged node of a whole-tree read
-                    frame_path, _, node_data, node_fields, children, crc_here, _ = frame
-                    _, czxid, mzxid, ctime, mtime, version, cversion, aversion, owner, pzxid = node_fields
-                    digest += crc_here
-                    stat = stat_new(
-                        Stat,
-                        (
-                            czxid,
-                            mzxid,
-                            ctime,
-                            mtime,
-                            version,
-                            2 * cversion - children,
-                            aversion,
-                            owner if owner >= 0 else client_owner(owner),
-                            len(node_data) if node_data else 0,
-                            children,
-                            pzxid,
-                        ),
-                    )
-                    yielded += 1
-                    yield raw_new(RawNode, frame_path, stat, node_data)
-                    if stack:
-                        stack[-1][4] += 1
-                if not whole:
-                    in_scope = node_path == start or node_path.startswith(scope)
-                    if entered and not in_scope and not start.startswith(node_path):
-                        break  # past the subtree asked for
-                    entered = entered or in_scope
-                prefix = "/" if node_path == "/" else node_path + "/"
-                if node_path in touched or (closing and fields[OWNER] in closing):
-                    if stack:  # its parent is resolved too, knowing this child's snapshot state
-                        parent = stack[-1]
-                        if parent[6] is None:
-                            parent[6] = {}
-                        parent[6][node_path] = (data, fields)
-                    if replay.may_vanish(node_path, fields[OWNER]):
-                        after = replay.resolve(node_path, ancestors(), {}, (data, fields))
-                        if after.nodes.get(node_path) is None:
-                            skip = prefix
-                            continue
-                    stack.append([node_path, prefix, data, fields, 0, crc, {}])
-                else:
-                    stack.append([node_path, prefix, data, fields, 0, crc, None])
-            if snap.info.damage and snap.info.damage != self._accepted_damage:
-                # The first pass read this file whole (or to the damage --best-effort accepted): if this pass
-                # now stops elsewhere, the file changed underneath, and a silently shorter tree is the one
-                # outcome worse than an error.
-                raise FilesError(f"{snap.info.damage} (the file read whole moments ago: was it changed or replaced?)")
-            while stack:
-                yield from close(stack.pop())
-            if whole and self.plan is not None and not self.plan.fuzzy:
-                self.plan.fuzzy = snap.info.max_zxid > snap.info.zxid
-            if check:
-                self._check_digest(digest, snap)
+                    if deepest is None or (0 if node_path == "/" else node_path.count("/")) <= deepest:
+                        yielded += 1
+                        yield raw
+                    if node_path == start:  # the top node comes after its subtree: the read is complete
+                        tree.close()
+                        break
         finally:
             if stats is not None:
                 stats.znodes += yielded
