@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from zkstorm.errors import ExitCode, FilesError, NotFoundError
 from zkstorm.zk import ReadOnlySession
-from zkstorm.zkfiles import txnlog
+from zkstorm.zkfiles import snapfile, txnlog
 from zkstorm.zkfiles.jute import ephemeral_type
 from zkstorm.zkfiles.snapfile import SnapshotFile
 from zkstorm.zkfiles.source import FileSource
@@ -648,3 +649,54 @@ def test_verifying_a_snapshot_agrees_with_reading_it_whole(variant: str, name: s
     sum(1 for _ in full.tree())
     for key in ("complete", "damage", "seals_verified", "digest", "last_processed_zxid", "stream_bytes", "sessions"):
         assert getattr(quick.info, key) == getattr(full.info, key), key
+
+
+def _reading_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "zkstorm-snapshot-read"]
+
+
+@pytest.mark.parametrize(("variant", "name"), SNAPSHOTS)
+def test_tiny_read_blocks_give_the_same_tree_and_seals(
+    monkeypatch: pytest.MonkeyPatch, variant: str, name: str
+) -> None:
+    """The reading thread hands over blocks and the parser's window refills from them: with blocks
+    and refills of a few bytes, every node and every seal crosses a boundary."""
+    path = str(folder(variant) / name)
+    whole = SnapshotFile(path)
+    expected = list(whole.tree(digest=True))
+    monkeypatch.setattr(snapfile, "PREFETCH_BLOCK", 7)
+    monkeypatch.setattr(snapfile, "CHUNK", 5)
+    small = SnapshotFile(path)
+    assert list(small.tree(digest=True)) == expected
+    for key in ("complete", "damage", "seals_verified", "digest", "last_processed_zxid", "stream_bytes", "nodes"):
+        assert getattr(small.info, key) == getattr(whole.info, key), key
+
+
+def test_a_read_stopped_early_stops_its_reading_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapfile, "PREFETCH_BLOCK", 64)  # the thread is still reading ahead at the first node
+    monkeypatch.setattr(snapfile, "CHUNK", 64)
+    var = EXPECTED["variants"]["zk395-plain"]
+    tree = SnapshotFile(str(folder("zk395-plain") / var["newest_snapshot"])).tree()
+    next(tree)
+    assert len(_reading_threads()) == 1
+    tree.close()
+    assert _reading_threads() == []
+    with FileSource([str(folder("zk395-plain"))]) as source:  # a get stops after its node
+        assert source.get("/kafka-prod").path == "/kafka-prod"
+    assert _reading_threads() == []
+
+
+def test_a_read_error_in_the_reading_thread_is_a_files_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk error mid-file cannot be produced on demand, so the file's reads are made to fail after
+    the first block: the error must reach the caller as one clear FilesError, not vanish in the thread."""
+
+    def failing(f: Any, size: int) -> Any:
+        yield f.read(100)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(snapfile, "_plain_chunks", failing)
+    var = EXPECTED["variants"]["zk395-plain"]
+    snap = SnapshotFile(str(folder("zk395-plain") / var["newest_snapshot"]))
+    with pytest.raises(FilesError, match="cannot read: Input/output error"):
+        list(snap.tree())
+    assert _reading_threads() == []

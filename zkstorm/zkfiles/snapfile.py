@@ -8,11 +8,15 @@ over the window as it slides and verified where the file puts them (zookeeper-fi
 from __future__ import annotations
 
 import os
+import queue
 import struct
+import threading
 import zlib
 from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
+
+from zlib_ng import zlib_ng
 
 from ..errors import FilesError
 from ..zk import RawNode, Stat
@@ -30,7 +34,10 @@ from .jute import (
     read_acl_list,
 )
 
-CHUNK = 1 << 20
+CHUNK = 1 << 20  # the least the window adds when it refills
+PREFETCH_BLOCK = 4 << 20  # what the reading thread hands over at a time
+_PREFETCH_DEPTH = 4  # blocks read ahead at most
+_INFLATE_ERROR = cast(type[Exception], zlib_ng.error)  # its stub declares an instance, not the class
 SNAPPY_MAGIC = b"\x82SNAPPY\x00"
 _TERMINATOR = b"\x00\x00\x00\x01/"
 _DIGEST_STAT = struct.Struct(">qqqqqiiiq")
@@ -141,22 +148,22 @@ class SnapshotInfo:
     damage: str | None = None  # with best effort: why the read stopped early
 
 
-def _plain_chunks(f: Any) -> Iterator[bytes]:
-    while chunk := f.read(CHUNK):
+def _plain_chunks(f: Any, size: int) -> Iterator[bytes]:
+    while chunk := f.read(size):
         yield chunk
 
 
-def _gzip_chunks(f: Any, path: str) -> Iterator[bytes]:
-    inflater = zlib.decompressobj(31)
+def _gzip_chunks(f: Any, path: str, size: int) -> Iterator[bytes]:
+    inflater = zlib_ng.decompressobj(31)
     try:
-        while raw := f.read(CHUNK // 4):
-            out = inflater.decompress(raw, CHUNK)
+        while raw := f.read(size // 4):
+            out = inflater.decompress(raw, size)
             yield out
             while inflater.unconsumed_tail:
-                yield inflater.decompress(inflater.unconsumed_tail, CHUNK)
+                yield inflater.decompress(inflater.unconsumed_tail, size)
             if inflater.eof:
                 break
-    except zlib.error as exc:
+    except _INFLATE_ERROR as exc:
         raise FilesError(f"{path}: gzip data is damaged ({exc})") from None
     if not inflater.eof:
         raise FilesError(f"{path}: the gzip stream ends early (file truncated)")
@@ -185,10 +192,12 @@ def _snappy_chunks(f: Any, path: str) -> Iterator[bytes]:
 
 
 class _Window:
-    """A sliding view of the decompressed stream; keeps the running Adler32 of what slid past."""
+    """A sliding view of the decompressed stream; with ``checksum``, keeps the running Adler-32 of what
+    slid past (the streaming read leaves that to ``_Prefetch``)."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes], *, checksum: bool = True) -> None:
         self.chunks = chunks
+        self.checksum = checksum
         self.buf = b""
         self.pos = 0
         self.base = 0  # stream offset of buf[0]
@@ -201,7 +210,8 @@ class _Window:
         if len(buf) - pos >= n:
             return True
         if pos:
-            self.adler = zlib.adler32(memoryview(buf)[:pos], self.adler)
+            if self.checksum:
+                self.adler = zlib_ng.adler32(memoryview(buf)[:pos], self.adler)
             self.base += pos
         pieces = [buf[pos:]]
         have = len(buf) - pos
@@ -218,12 +228,99 @@ class _Window:
         self.pos = 0
         return have >= n
 
+    def drain(self) -> None:
+        """Read the stream to its end (meeting any damage there)."""
+        try:
+            for _ in self.chunks:
+                pass
+        except FilesError as exc:
+            self.error = exc
+
     def checksum_here(self) -> int:
-        return zlib.adler32(memoryview(self.buf)[: self.pos], self.adler)
+        return zlib_ng.adler32(memoryview(self.buf)[: self.pos], self.adler)
 
     @property
     def offset(self) -> int:
         return self.base + self.pos
+
+
+class _Checksum:
+    """The running Adler-32 of a stream but for its last ``_HELD_BACK`` bytes, where the seals and
+    trailer payloads are: once the stream ends, every trailer layout can be checked against it."""
+
+    def __init__(self, adler: int = 1, base: int = 0) -> None:
+        self.adler = adler
+        self.base = base  # stream offset of tail[0]
+        self.tail = b""
+
+    def add(self, chunk: bytes) -> None:
+        if len(chunk) < _HELD_BACK:  # a short chunk (the last, a small snappy block)
+            chunk = self.tail + chunk
+        else:  # the held bytes are not the end: checksum them, without copying the chunk
+            self.adler = zlib_ng.adler32(self.tail, self.adler)
+            self.base += len(self.tail)
+        cut = max(len(chunk) - _HELD_BACK, 0)
+        self.adler = zlib_ng.adler32(memoryview(chunk)[:cut], self.adler)
+        self.base += cut
+        self.tail = chunk[cut:]
+
+
+class _Prefetch:
+    """The stream read, inflated and checksummed in a second thread, a few blocks ahead of the parser.
+
+    File reads, inflation and Adler-32 release the GIL, so with two cores the thread that parses znodes
+    spends no time on them. Blocks are large because a thread waiting for the GIL gets it back only
+    every switch interval (5 ms) while the parser runs: small blocks would starve the reader.
+    """
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.checksum = _Checksum()  # complete once the stream has been read to its end
+        self.error: BaseException | None = None
+        self._blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=_PREFETCH_DEPTH)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(chunks,), name="zkstorm-snapshot-read", daemon=True)
+        self._thread.start()
+
+    def _run(self, chunks: Iterator[bytes]) -> None:
+        pending: list[bytes] = []
+        size = 0
+        try:
+            for chunk in chunks:
+                pending.append(chunk)
+                size += len(chunk)
+                if size >= PREFETCH_BLOCK:
+                    if not self._hand_over(pending):
+                        return
+                    pending, size = [], 0
+        except BaseException as exc:  # handed to the parser's thread, which raises it there, after
+            self.error = exc  # what was read before it
+        if pending and not self._hand_over(pending):
+            return
+        self._put(None)
+
+    def _hand_over(self, pieces: list[bytes]) -> bool:
+        block = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+        self.checksum.add(block)
+        return self._put(block)
+
+    def _put(self, block: bytes | None) -> bool:
+        while not self._stop.is_set():
+            try:
+                self._blocks.put(block, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> Iterator[bytes]:
+        while (block := self._blocks.get()) is not None:
+            yield block
+        if self.error is not None:
+            raise self.error
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 class SnapshotFile:
@@ -242,11 +339,12 @@ class SnapshotFile:
         self.info = SnapshotInfo(path=path, zxid=zxid, kind=snapshot_kind(name))
 
     def _chunks(self, f: Any) -> Iterator[bytes]:
+        size = PREFETCH_BLOCK
         if self.info.kind == "gz":
-            return _gzip_chunks(f, self.path)
+            return _gzip_chunks(f, self.path, size)
         if self.info.kind == "snappy":
             return _snappy_chunks(f, self.path)
-        return _plain_chunks(f)
+        return _plain_chunks(f, size)
 
     def _damaged(self, what: str, w: _Window) -> None:
         """Damage met at the window's position (or, first, the damage that ended the stream early)."""
@@ -254,8 +352,8 @@ class SnapshotFile:
 
     def verify(self) -> None:
         """Check every seal of the file without reading its nodes: ZooKeeper's full-load check at the
-        speed of zlib's Adler32, so that opening a data directory costs one pass of C code, not one of
-        Python per znode.
+        speed of zlib-ng's Adler-32 (6x zlib's), so that opening a data directory costs one pass of C
+        code, not one of Python per znode.
 
         The head (sessions, ACL cache) is read as usual; the rest of the stream is checksummed chunk by
         chunk, holding back its last bytes, which must be one of the four trailer layouts (§3) whose
@@ -272,19 +370,10 @@ class SnapshotFile:
                 except JuteError as exc:
                     self._damaged(f"bad header ({exc})", w)
                     return
-                adler = w.checksum_here()
-                base = w.offset
-                tail = w.buf[w.pos :]
+                checksum = _Checksum(w.checksum_here(), w.offset)
+                checksum.add(w.buf[w.pos :])
                 for chunk in w.chunks:  # a damaged gz or snappy stream raises FilesError here
-                    if len(chunk) < _HELD_BACK:  # a short chunk (the last, a small snappy block)
-                        chunk = tail + chunk
-                    else:  # the held bytes are not the end: checksum them, without copying the chunk
-                        adler = zlib.adler32(tail, adler)
-                        base += len(tail)
-                    cut = max(len(chunk) - _HELD_BACK, 0)
-                    adler = zlib.adler32(memoryview(chunk)[:cut], adler)
-                    base += cut
-                    tail = chunk[cut:]
+                    checksum.add(chunk)
                 if w.error is not None:  # the head's own read already met the damage
                     raise w.error
         except OSError as exc:
@@ -294,7 +383,7 @@ class SnapshotFile:
                 raise
             info.damage = str(exc)
             return
-        problem = self._check_trailer(tail, adler, base)
+        problem = self._check_trailer(checksum.tail, checksum.adler, checksum.base)
         if problem is not None:
             self._damaged_at(f"{self.path}: {problem}")
 
@@ -318,7 +407,7 @@ class SnapshotFile:
                 continue
             for p in seals:
                 stored = LONG.unpack_from(tail, p)[0]
-                computed = zlib.adler32(memoryview(tail)[:p], adler)
+                computed = zlib_ng.adler32(memoryview(tail)[:p], adler)
                 if stored != computed:
                     mismatch = mismatch or (
                         f"checksum mismatch at stream byte {base + p} (stored {stored:#x}, computed {computed:#x}): "
@@ -358,17 +447,18 @@ class SnapshotFile:
         ``hooks`` take over the nodes they flag (see ``TreeHooks``); memory holds the current node's
         ancestors, never the tree.
         """
-        try:
-            f = open(self.path, "rb")  # noqa: SIM115 (the generator closes it)
-        except OSError as exc:
-            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
-        return self._tree(f, hooks, digest)
+        return self._tree(hooks, digest)
 
-    def _tree(self, f: Any, hooks: TreeHooks | None, digest: bool) -> Generator[RawNode, None, tuple[int, int]]:
+    def _tree(self, hooks: TreeHooks | None, digest: bool) -> Generator[RawNode, None, tuple[int, int]]:
         """Parsing and assembly in one loop: a generator boundary between the two cost more per znode
         than the assembly itself (bench/bench_files.py)."""
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 (closed in the finally below)
+        except OSError as exc:
+            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         info = self.info
-        w = _Window(self._chunks(f))
+        prefetch = _Prefetch(self._chunks(f))
+        w = _Window(iter(prefetch), checksum=False)
         tuple_new = tuple.__new__  # RawNode and Stat built as tuples: NamedTuple.__new__ is a Python call
         count = dropped = total = top = 0  # top: the largest zxid in the content (fuzzy if above the name's)
         skip = None  # "path/" of a node the hooks dropped: its subtree is skipped
@@ -500,8 +590,11 @@ class SnapshotFile:
                 w.pos = pos
                 self._damaged(str(exc), w)
             else:
-                w.ensure(_HELD_BACK + 1)  # the rest of the stream: its trailer, and nothing after it
-                problem = self._check_trailer(w.buf[w.pos :], w.checksum_here(), w.offset, nodes_end=0)
+                w.drain()  # the rest of the stream: its trailer, and nothing after it
+                checksum = prefetch.checksum
+                problem = self._check_trailer(
+                    checksum.tail, checksum.adler, checksum.base, nodes_end=w.offset - checksum.base
+                )
                 if problem is not None:  # the problem names its own stream byte
                     self._damaged_at(str(w.error) if w.error else f"{self.path}: {problem}")
             finally:
@@ -521,6 +614,7 @@ class SnapshotFile:
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         finally:
+            prefetch.close()
             f.close()
         return count - dropped, total
 
