@@ -156,7 +156,7 @@ def _plain_chunks(f: Any, size: int) -> Iterator[bytes]:
 def _gzip_chunks(f: Any, path: str, size: int) -> Iterator[bytes]:
     inflater = zlib_ng.decompressobj(31)
     try:
-        while raw := f.read(size // 4):
+        while raw := f.read(size):
             out = inflater.decompress(raw, size)
             yield out
             while inflater.unconsumed_tail:
@@ -265,16 +265,33 @@ class _Checksum:
         self.tail = chunk[cut:]
 
 
-class _Prefetch:
+class _Blocks:
+    """The stream as the parser takes it, checksummed as it passes (``_Checksum``)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self.checksum = _Checksum()  # complete once the stream has been read to its end
+        self.chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.chunks:
+            self.checksum.add(chunk)
+            yield chunk
+
+    def close(self) -> None:
+        pass
+
+
+class _Prefetch(_Blocks):
     """The stream read, inflated and checksummed in a second thread, a few blocks ahead of the parser.
 
     File reads, inflation and Adler-32 release the GIL, so with two cores the thread that parses znodes
     spends no time on them. Blocks are large because a thread waiting for the GIL gets it back only
-    every switch interval (5 ms) while the parser runs: small blocks would starve the reader.
+    every switch interval (5 ms) while the parser runs: each hand-off costs the reader that long, so
+    snappy's 32 KiB blocks (three hand-offs each) are left to ``_Blocks``, in the parser's thread.
     """
 
     def __init__(self, chunks: Iterator[bytes]) -> None:
-        self.checksum = _Checksum()  # complete once the stream has been read to its end
+        super().__init__(iter(()))
         self.error: BaseException | None = None
         self._blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=_PREFETCH_DEPTH)
         self._stop = threading.Event()
@@ -457,7 +474,7 @@ class SnapshotFile:
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         info = self.info
-        prefetch = _Prefetch(self._chunks(f))
+        prefetch = (_Blocks if self.info.kind == "snappy" else _Prefetch)(self._chunks(f))
         w = _Window(iter(prefetch), checksum=False)
         tuple_new = tuple.__new__  # RawNode and Stat built as tuples: NamedTuple.__new__ is a Python call
         count = dropped = total = top = 0  # top: the largest zxid in the content (fuzzy if above the name's)

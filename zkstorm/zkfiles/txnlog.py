@@ -32,6 +32,8 @@ from .jute import (
 from .snapfile import name_zxid
 
 _CHUNK = 1 << 20
+_SKIP_READ = 1 << 12  # after seeking over a record: enough for the next header (records before the
+# snapshot's zxid can be large multis, which are seeked over, not read)
 _FRAME = struct.Struct(">qi")  # checksum, length
 _DIGEST = struct.Struct(">iq")  # TxnDigest: version, tree digest
 
@@ -300,7 +302,7 @@ class LogFile:
             if marker >= len(buf):
                 if zxid <= after:  # already in the snapshot: skip it unread (no checksum needed for that)
                     f.seek(base + marker)
-                    buf, pos, base = f.read(_CHUNK), 0, base + marker
+                    buf, pos, base = f.read(_SKIP_READ), 0, base + marker
                     if buf[:1] != b"B":
                         self.partial_tail = True
                         return
