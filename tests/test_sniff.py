@@ -10,7 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.fixtures import expected, folder, manifest
+from zkstorm.decode import sniff
 from zkstorm.decode.sniff import ENCODINGS, _orjson_loads, detect_encoding
+from zkstorm.decode.thrift import is_thrift_struct
 
 STORM_NAMES = {
     "gzip+thrift-binary": "gzip",
@@ -78,6 +80,35 @@ def test_edge_cases(data: bytes, encoding: str) -> None:
 @given(st.binary(max_size=300))
 def test_any_bytes_get_one_known_encoding(data: bytes) -> None:
     assert detect_encoding(data) in ENCODINGS
+
+
+def _in_plain_order(data: bytes) -> str:
+    """The documented order of checks (module docstring), one after the other: what the first-byte
+    dispatch of ``detect_encoding`` must always agree with."""
+    if not data:
+        return "empty"
+    if data == b"\x07":
+        return "dir-marker"
+    if data[:2] == b"\x1f\x8b":
+        return "gzip"
+    if data[:4] == b"\x28\xb5\x2f\xfd":
+        return "zstd"
+    if data[:4] == b"\xac\xed\x00\x05":
+        return "java-serialized"
+    text = sniff._as_text(data)
+    if text is not None:
+        stripped = text.lstrip()
+        return "json" if stripped[:1] in ("{", "[", '"') and sniff._is_json(stripped) else "text"
+    return "thrift" if is_thrift_struct(data) else "binary"
+
+
+_PREFIXES = [b"", b"\x00", b"\x07", b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"\xac\xed\x00\x05", b"{", b"[", b'"', b"\x0b"]
+
+
+@given(st.sampled_from(_PREFIXES), st.binary(max_size=40) | st.text(max_size=40).map(str.encode))
+def test_the_first_byte_dispatch_agrees_with_the_plain_order(prefix: bytes, rest: bytes) -> None:
+    data = prefix + rest
+    assert detect_encoding(data) == _in_plain_order(data)
 
 
 JSON_VALUES = st.recursive(

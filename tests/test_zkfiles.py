@@ -7,6 +7,7 @@ import hashlib
 import json
 import shutil
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,7 @@ class _EveryNode:
 
     def enter(self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[Any]) -> Any:
         self.records.append((path, data, fields, crc))
-        return True
+        return [path, data, fields, 0, crc, True]
 
     def close(self, frame: list[Any], stack: list[Any]) -> Any:
         yield from ()
@@ -602,8 +603,49 @@ def test_pre_36_close_sessions_find_their_ephemerals_node_by_node(variant: str) 
     assert closing and got == {path: (v[1], v[6], v[7]) for path, v in oracle.items()}
 
 
-def _rewrite_trailer(snapshot: Path, target: Path, payloads: tuple[bytes, ...]) -> None:
-    """A plain snapshot with the trailer layout of another version: seal 1, then each payload sealed."""
+def test_a_parent_whose_data_is_set_still_loses_an_ephemeral_child_to_a_pre_36_close(tmp_path: Path) -> None:
+    """Nodes whose txns only set their data are settled without a replay; a session close that deletes
+    one of their ephemeral children (pre-3.6: without naming it) changes them too. No fixture snapshot
+    holds an ephemeral (their sessions closed before the servers stopped), so a leaf of one is made one."""
+    import struct
+
+    from zkstorm.zkfiles.replay import Replay
+    from zkstorm.zkfiles.txnlog import CloseSession, SetData, Txn
+
+    var = EXPECTED["variants"]["zk395-plain"]
+    original = folder("zk395-plain") / var["newest_snapshot"]
+    records = file_records(SnapshotFile(str(original)))
+    paths = [path for path, *_ in records]
+    child = next(p for p in paths if p.count("/") >= 2 and not any(q.startswith(p + "/") for q in paths))
+    parent, owner = child.rsplit("/", 1)[0], 0x1234_5678
+
+    def make_ephemeral(body: bytearray) -> None:
+        name = child.encode()
+        at = body.index(struct.pack(">i", len(name)) + name) + 4 + len(name)
+        (size,) = struct.unpack_from(">i", body, at)
+        struct.pack_into(">q", body, at + 4 + max(size, 0) + 8 + 44, owner)  # aclKey, 4 longs, 3 ints
+
+    snapshot = tmp_path / var["newest_snapshot"]
+    _rewrite_trailer(original, snapshot, (b"\x00" * 7 + b"\x2a",), patch=make_ephemeral)
+    with FileSource([str(snapshot)]) as source:  # the snapshot alone, with these two txns as its log
+        assert source.plan is not None and source._replay is not None
+        last = source.plan.zxid
+        txns = [
+            Txn(last + 1, 7, 1, 1_900_000_000_000, 5, SetData(parent, b"set", 9), None),
+            Txn(last + 2, owner, 2, 1_900_000_000_001, -11, CloseSession(None), None),
+        ]
+        source._replay = Replay(txns, source._replay.sessions)
+        got = {raw.path: (raw.stat.mzxid, raw.stat.pzxid, raw.data) for raw in source.walk("/")}
+    assert child not in got and got[parent] == (last + 1, last + 2, b"set")
+    oracle = _whole_tree_replay(snapshot, txns)
+    assert got == {path: (v[1], v[6], v[7]) for path, v in oracle.items()}
+
+
+def _rewrite_trailer(
+    snapshot: Path, target: Path, payloads: tuple[bytes, ...], patch: Callable[[bytearray], None] = lambda body: None
+) -> None:
+    """A plain snapshot with the trailer layout of another version: seal 1, then each payload sealed;
+    ``patch`` changes the rest first (the seals are computed after it)."""
     import struct
     import zlib
 
@@ -613,6 +655,7 @@ def _rewrite_trailer(snapshot: Path, target: Path, payloads: tuple[bytes, ...]) 
         pass
     body = data[: snap.info.stream_bytes - (13 + sum(len(p) + 13 for p in _payloads_of(snap)))]
     out = bytearray(body)
+    patch(out)
     for payload in (b"", *payloads):
         out += payload
         out += struct.pack(">q", zlib.adler32(bytes(out))) + b"\x00\x00\x00\x01/"

@@ -52,6 +52,8 @@ def detect_encoding(data: bytes | None) -> str:
             return ZSTD
     elif first == 0xAC and data[:4] == b"\xac\xed\x00\x05":
         return JAVA
+    elif first == 0 and len(data) > 1:
+        return BINARY  # not text (a NUL), not Thrift (a struct that stops at once, then more bytes)
     text = _as_text(data)
     if text is not None:
         stripped = text.lstrip()

@@ -128,14 +128,14 @@ class Replay:
         if path not in self.data_only or fields[OWNER] in self.closing:
             return None
         state: list[Any] = [*fields, data]
+        txns = self.txns
         for i in self.naming[path]:
-            txn = self.txns[i]
-            for _, op in _ops(txn):
-                if getattr(op, "path", None) != path:
-                    continue
-                if isinstance(op, SetData):
+            txn = txns[i]
+            body = txn.body  # (a failed multi names no path, so it is never one of these)
+            for _, op in body.ops if type(body) is Multi else ((0, body),):
+                if type(op) is SetData and op.path == path:
                     state[DATA], state[VERSION], state[MZXID], state[MTIME] = op.data, op.version, txn.zxid, txn.time_ms
-                elif isinstance(op, SetAcl):
+                elif type(op) is SetAcl and op.path == path:
                     state[AVERSION] = op.version
         return state
 

@@ -60,9 +60,12 @@ class TreeHooks(Protocol):
     touched: Container[str]
     owners: Container[int]  # session ids (never 0)
 
-    def enter(self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]) -> Any:
-        """A flagged node as the stream reaches it (``stack``: its ancestors' frames). Returns its frame's
-        mark (not None), or None to drop it and its subtree. May mark an ancestor's frame too."""
+    def enter(
+        self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]
+    ) -> list[Any] | None:
+        """A flagged node as the stream reaches it (``stack``: its ancestors' frames). Returns the frame
+        to open for it, ``[path, data, fields, 0, crc, mark]`` (the node may be changed; a mark of None
+        leaves its close to the tree), or None to drop it and its subtree. May mark an ancestor's frame."""
         ...
 
     def close(self, frame: list[Any], stack: list[list[Any]]) -> Generator[RawNode, None, int]:
@@ -595,12 +598,12 @@ class SnapshotFile:
                         )
                     data = buf[data_at + 4 : stat_at] if dlen >= 0 else None
                     if path in touched or (fields[8] and fields[8] in owners):
-                        mark = hooks.enter(path, data, fields, crc, stack)  # type: ignore[union-attr]
-                        if mark is None:
+                        opened = hooks.enter(path, data, fields, crc, stack)  # type: ignore[union-attr]
+                        if opened is None:
                             dropped += 1
                             skip = path + "/"
                             continue
-                        stack.append([path, data, fields, 0, crc, mark])
+                        stack.append(opened)
                     else:
                         stack.append([path, data, fields, 0, crc, None])
             except JuteError as exc:

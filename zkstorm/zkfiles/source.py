@@ -84,10 +84,12 @@ class _UnusableSnapshot(FilesError):
 class _ReplayHooks:
     """``SnapshotFile.tree`` hooks that resolve replay node by node as the snapshot streams.
 
-    A node that replay touches is resolved when its subtree has streamed (``Replay.resolve``), from its
-    own, its ancestors' and its touched children's snapshot states; a frame's mark holds those children
-    (path → snapshot state). A node that replay deletes is checked as the stream enters it, and its
-    subtree dropped. Nodes replay creates (absent from the snapshot) are yielded when their parent closes.
+    A node whose txns only set its data or ACL (most of a production log) is settled as the stream
+    enters it (``Replay.settle``) and then closed by the tree like any other. Any other node replay
+    touches is resolved when its subtree has streamed (``Replay.resolve``), from its own, its ancestors'
+    and its touched children's snapshot states; a frame's mark holds those children (path → snapshot
+    state). A node that replay deletes is checked as the stream enters it, and its subtree dropped.
+    Nodes replay creates (absent from the snapshot) are yielded when their parent closes.
     """
 
     def __init__(self, replay: Replay, *, digest: bool) -> None:
@@ -98,7 +100,9 @@ class _ReplayHooks:
         self.digest = 0  # of what these hooks yield
         self.yielded = 0
 
-    def enter(self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]) -> Any:
+    def enter(
+        self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]
+    ) -> list[Any] | None:
         if stack:
             # The parent, when resolved, knows this child's snapshot state. It is resolved anyway when a
             # txn creates or deletes one of its children (it is touched itself, and marked); else only
@@ -108,11 +112,17 @@ class _ReplayHooks:
                 parent[FRAME_MARK] = {}
             if parent[FRAME_MARK] is not None:
                 parent[FRAME_MARK][path] = (data, fields)
+        settled = self.replay.settle(path, data, fields)
+        if settled is not None:  # its own txns set its data, nothing else touches it: settled here, and
+            # closed by the tree like any unchanged node (unless a child's session close marks it)
+            fields = tuple(settled[:DATA])
+            data = settled[DATA]
+            return [path, data, fields, 0, content_digest(path, data, fields) if self.check else 0, None]
         if self.replay.may_vanish(path, fields[OWNER]):
             after = self.replay.resolve(path, _ancestors(stack), {}, (data, fields))
             if after.nodes.get(path) is None:
                 return None
-        return {}
+        return [path, data, fields, 0, crc, {}]
 
     def close(self, frame: list[Any], stack: list[list[Any]]) -> Generator[RawNode, None, int]:
         node_path, data, fields, children, seen = (
@@ -122,11 +132,9 @@ class _ReplayHooks:
             frame[FRAME_CHILDREN],
             frame[FRAME_MARK],
         )
-        settled = self.replay.settle(node_path, data, fields)
-        if settled is not None:
-            yield self._node(node_path, settled[DATA], settled, children)
-            return 1
         above = _ancestors(stack)
+        # (a node settled as it was entered is replayed again here from that state: its own txns set
+        # absolute values, so applying them twice gives the same node)
         overlay = self.replay.resolve(node_path, above, seen, (data, fields))
         state = overlay.nodes.get(node_path)
         if state is None:
