@@ -1,8 +1,10 @@
 """One ZooKeeper snapshot file, streamed: header, sessions, ACL cache, nodes, seals and trailers.
 
-The file is decompressed chunk by chunk (plain, gz, or snappy-java's own block stream) into a small
-window, so a snapshot of millions of znodes never sits in memory whole; the Adler32 seals are computed
-over the window as it slides and verified where the file puts them (zookeeper-files.md §3, §4, §6).
+The file is decompressed block by block (plain, gz, or snappy-java's own block stream) into a small
+window, so a snapshot of millions of znodes never sits in memory whole; the Adler-32 of the stream is
+computed as the blocks pass and the seals verified where the file puts them (zookeeper-files.md §3, §4,
+§6). For plain and gz files a second thread reads, inflates and checksums a few blocks ahead of the
+parser (``_Prefetch``): those calls release the GIL, so on two cores parsing is all the parser does.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 ``FileSource`` picks the snapshot ZooKeeper itself would load, replays the logs after it (to the end, or
 to ``--at-zxid``), and yields the same ``RawNode`` values (path, client-visible stat, bytes) as the live
 walker, so every decoder, health rule and the Parquet writer work unchanged. Opening checks the
-snapshot's seals at zlib's speed and indexes the logged txns; each walk then reads the snapshot once,
+snapshot's seals at zlib-ng's speed and indexes the logged txns; each walk then reads the snapshot once,
 resolving replay node by node as it streams. Nodes come in file order, each after its subtree (that is
 when its child count is known), so memory holds the current node's ancestors and the txns, never the tree.
 """
