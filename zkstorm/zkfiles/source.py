@@ -343,7 +343,9 @@ class FileSource:
         One pass over the snapshot (``SnapshotFile.tree``), with the nodes replay touches resolved as it
         streams (``_ReplayHooks``). A read of less than the whole tree stops once its top node, which
         comes after its subtree, has been yielded.
-        ``stats`` counts what is yielded; ``must_exist`` raises ``NotFoundError`` when that is nothing.
+        ``stats`` counts what is yielded (a whole-tree read counts once it has finished: the tree returns
+        its count, which saves a Python step per znode); ``must_exist`` raises ``NotFoundError`` when that
+        is nothing.
         """
         plan, replay = self._require()
         if not path.startswith("/"):
