@@ -39,7 +39,7 @@ def detect_encoding(data: bytes | None) -> str:
         if data[1:2] == b"\x8b":
             return GZIP
     elif first in _JSON_FIRST_BYTES:
-        try:  # orjson accepts a subset of the fallback's JSON, so a True here is always its answer too
+        try:
             _orjson_loads(data)
             return JSON  # the common case (every Kafka znode), settled without decoding the text twice
         except orjson.JSONDecodeError:

@@ -34,9 +34,6 @@ from .txnlog import (
 ACL, CZXID, MZXID, CTIME, MTIME, VERSION, CVERSION, AVERSION, OWNER, PZXID, DATA = range(11)
 
 
-_DATA_OPS = (SetData, SetAcl, Check)
-
-
 def parent_of(path: str) -> str:
     return path.rsplit("/", 1)[0] or "/"
 
@@ -69,19 +66,15 @@ class Replay:
         self.creators: dict[int, set[int]] = {}  # txn → sessions whose ephemerals it creates
         self.sessions = dict(sessions)  # after replay
         self.last_digest: int | None = None  # the TxnDigest of the last txn that carried one
-        naming, created_paths = self.naming, set()
+        created_paths = set()
         for i, txn in enumerate(txns):
             body = txn.body
             kind = type(body)
             if txn.digest is not None:
                 self.last_digest = txn.digest[1]
-            if kind is SetData or kind is SetAcl or kind is Check:  # most of a log: indexed in line
+            if kind is SetData or kind is SetAcl or kind is Check:  # most of a log, without the multi walk
                 if body.path.startswith("/"):
-                    named = naming.get(body.path)
-                    if named is None:
-                        naming[body.path] = [i]
-                    else:
-                        named.append(i)
+                    self._name(body.path, i, structural=False)
                 continue
             if kind is CreateSession:
                 self.sessions[txn.session] = body.timeout_ms
@@ -105,9 +98,9 @@ class Replay:
                     elif isinstance(op, Delete):
                         self.deletable.add(op.path)
         # what every node has to be checked against, in one set: one lookup per streamed node
-        self.touched = set(naming) | set(self.structural)
+        self.touched = set(self.naming) | set(self.structural)
         # nodes whose txns only set their data or ACL (most of a production log): settled without an overlay
-        self.data_only = set(naming).difference(self.structural, self.deletable, created_paths)
+        self.data_only = set(self.naming).difference(self.structural, self.deletable, created_paths)
         self.applied = len(txns)
         self.last_zxid = txns[-1].zxid if txns else None
         self.last_time_ms = txns[-1].time_ms if txns else None

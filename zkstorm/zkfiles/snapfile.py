@@ -296,18 +296,18 @@ class _Prefetch(_Blocks):
     """
 
     def __init__(self, chunks: Iterator[bytes]) -> None:
-        super().__init__(iter(()))
+        super().__init__(chunks)  # read by the thread only
         self.error: BaseException | None = None
         self._blocks: queue.Queue[bytes | None] = queue.Queue(maxsize=_PREFETCH_DEPTH)
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(chunks,), name="zkstorm-snapshot-read", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="zkstorm-snapshot-read", daemon=True)
         self._thread.start()
 
-    def _run(self, chunks: Iterator[bytes]) -> None:
+    def _run(self) -> None:
         pending: list[bytes] = []
         size = 0
         try:
-            for chunk in chunks:
+            for chunk in self.chunks:
                 pending.append(chunk)
                 size += len(chunk)
                 if size >= PREFETCH_BLOCK:
@@ -467,13 +467,9 @@ class SnapshotFile:
         ``digest``). The seals are checked when the node list ends, as ``verify`` checks them.
 
         ``hooks`` take over the nodes they flag (see ``TreeHooks``); memory holds the current node's
-        ancestors, never the tree.
+        ancestors, never the tree. Parsing and assembly are one loop: a generator boundary between the
+        two cost more per znode than the assembly itself (bench/bench_files.py).
         """
-        return self._tree(hooks, digest)
-
-    def _tree(self, hooks: TreeHooks | None, digest: bool) -> Generator[RawNode, None, tuple[int, int]]:
-        """Parsing and assembly in one loop: a generator boundary between the two cost more per znode
-        than the assembly itself (bench/bench_files.py)."""
         try:
             f = open(self.path, "rb")  # noqa: SIM115 (closed in the finally below)
         except OSError as exc:

@@ -192,7 +192,6 @@ class FileSource:
         self._checked: SnapshotInfo | None = None  # what the check of the chosen snapshot found
         self._snapshots: list[str] = []
         self._logs: list[str] = []
-        self._named_snapshot = False
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -217,7 +216,6 @@ class FileSource:
                 raise FilesError(f"{path}: no such file or directory")
             elif name_zxid(os.path.basename(path), "snapshot") is not None:
                 self._snapshots.append(path)
-                self._named_snapshot = True
             elif name_zxid(os.path.basename(path), "log") is not None:
                 self._logs.append(path)
             else:
@@ -286,7 +284,7 @@ class FileSource:
         plan.zxid = replay.last_zxid if replay.last_zxid is not None else info.zxid
         plan.time_ms = replay.last_time_ms
         plan.txns_applied = replay.applied
-        self.plan, self._replay, self._snapfile = plan, replay, snapshot
+        self.plan, self._replay = plan, replay
         self._checked = info
 
     def _txns_after(self, zxid: int, plan: FilePlan) -> tuple[list[Txn], list[str]]:
@@ -353,7 +351,7 @@ class FileSource:
         start = path.rstrip("/") or "/"
         whole = start == "/" and max_depth is None
         check = whole and self.verify_digest
-        snap = SnapshotFile(self._snapfile, checked=self._checked)
+        snap = SnapshotFile(plan.snapshot, checked=self._checked)
         hooks = _ReplayHooks(replay, digest=check)
         yielded = 0
         try:
