@@ -22,8 +22,9 @@ dev: $(STAMP) ## Create .venv with zkstorm and its dev tools (pyspark, pytest, r
 demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters and inspect it (KEEP=1 keeps it running)
 	@bash scripts/demo.sh "$(DEMO_SANDBOX)" "$(KEEP)"
 
-test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+; installs Chromium for the report test)
+	@bash scripts/test-deps.sh
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files (300k), history (30 vs 60 nights)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json

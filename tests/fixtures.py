@@ -1,15 +1,23 @@
-"""Load ../shared/fixtures cluster folders: their znodes, bytes and expected values."""
+"""Load the fixture cluster folders (tests/data/fixtures): their znodes, bytes and expected values.
+
+The folder is a copy of the shared fixture set kept inside the repository (tests/data/README.md), so a
+clone runs its tests alone; ``ZKSTORM_SHARED=DIR`` reads ``DIR/fixtures`` instead.
+"""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(os.environ.get("ZKSTORM_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-FIXTURES = SHARED / "fixtures"
+FIXTURES = (
+    Path(os.environ["ZKSTORM_SHARED"]) / "fixtures"
+    if os.environ.get("ZKSTORM_SHARED")
+    else Path(__file__).resolve().parent / "data" / "fixtures"
+)
 
 STORM_FOLDERS = ("storm2", "storm1", "encodings", "legacy09")
 KAFKA_FOLDERS = ("cluster-2x-chroot", "cluster-08-root", "migrated-kraft", "corrupt")
@@ -39,6 +47,15 @@ def manifest(system: str, name: str) -> list[FixtureNode]:
 
 def expected(system: str, name: str) -> dict[str, Any]:
     return json.loads((folder(system, name) / "expected.json").read_text())
+
+
+def zkfiles_expected() -> dict[str, Any]:
+    """zkfiles/expected.json: gzipped in the repository's copy, plain in a shared folder."""
+    base = FIXTURES / "zkfiles"
+    packed = base / "expected.json.gz"
+    if packed.is_file():
+        return json.loads(gzip.decompress(packed.read_bytes()))
+    return json.loads((base / "expected.json").read_text())
 
 
 def all_clusters() -> list[tuple[str, str]]:

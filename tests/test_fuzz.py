@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures import manifest
 from zkstorm.collect import decode_node
 from zkstorm.decode.registry import REGISTRY
+from zkstorm.decode.sniff import detect_encoding
 from zkstorm.paths import Roots
-from zkstorm.records import DecodeFailure
+from zkstorm.records import RECORD_TYPES, DecodeFailure
 from zkstorm.zk import RawNode, Stat
 
 ROOTS = Roots(
@@ -57,7 +58,36 @@ def mutated(draw: st.DrawFn) -> tuple[str, bytes]:
 @given(mutated())
 def test_mutated_payloads_yield_records_or_typed_failures(sample: tuple[str, bytes]) -> None:
     path, data = sample
-    znode, records = decode_node(RawNode(path, STAT, data), roots=ROOTS)
-    assert znode.path == path and znode.data_length == STAT.dataLength
-    for failure in (r for r in records if isinstance(r, DecodeFailure)):
-        assert failure.path == path and failure.size == len(data) and failure.failure_type and failure.reason
+    decoder = REGISTRY.lookup(path, ROOTS)[0]  # type: ignore[index]
+    znode, records = decode_node(RawNode(path, STAT._replace(dataLength=len(data)), data), roots=ROOTS)
+    assert znode.path == path and all(type(r) in RECORD_TYPES for r in records)
+    failures = [r for r in records if isinstance(r, DecodeFailure)]
+    event("typed failure" if failures else "decoded")
+    if failures:
+        assert records == failures, "a failed decode must not also present partial records"
+        (failure,) = failures
+        assert failure.path == path and failure.size == len(data) and failure.record_kind == decoder.kind
+        assert failure.failure_type and failure.reason
+        assert znode.decode_status == "failed" and znode.summary and decoder.kind in znode.summary
+    else:
+        assert znode.decode_status == "decoded"
+
+
+STRUCTURED = [
+    (path, data)
+    for path, data in SAMPLES
+    if data[:1] in (b"{", b"[") or detect_encoding(data) in ("gzip", "zstd", "thrift", "java-serialized")
+]
+
+
+def test_every_structured_payload_cut_in_half_is_a_typed_failure() -> None:
+    """The deterministic half of the fuzz test: a JSON, Thrift, gzip, zstd or Java payload cut in half
+    is never decoded as if it were whole (plain-text payloads like ``10`` may still be)."""
+    assert len(STRUCTURED) >= 250
+    decoded = []
+    for path, data in STRUCTURED:
+        cut = data[: len(data) // 2]
+        znode, records = decode_node(RawNode(path, STAT._replace(dataLength=len(cut)), cut), roots=ROOTS)
+        if znode.decode_status != "failed" or not any(isinstance(r, DecodeFailure) for r in records):
+            decoded.append(path)
+    assert decoded == []

@@ -307,8 +307,13 @@ def test_the_html_report_renders_in_headless_chromium(result: Any, tmp_path: Pat
     from selenium.webdriver.chrome.service import Service
 
     _, _, html = result
-    chromium = shutil.which("chromium") or "/usr/bin/chromium"
-    driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        pytest.fail(
+            "Chromium or ChromeDriver is missing: apt-get install chromium chromium-driver "
+            "(make test installs them when run as root)",
+            pytrace=False,
+        )
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for flag in (

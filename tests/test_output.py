@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -13,7 +14,7 @@ from rich.console import Console
 
 from zkstorm.output import FORMATS, emit
 from zkstorm.records import RECORD_TYPES, DecodeFailure, Unreadable, Znode
-from zkstorm.schema import columns, kind_name, to_jsonable
+from zkstorm.schema import columns, kind_name
 
 _VALUES: dict[str, Any] = {
     "str": 'ümlaut, "quoted"',
@@ -47,27 +48,54 @@ def test_every_record_type_is_registered() -> None:
     assert declared == set(RECORD_TYPES)
 
 
+# What each sample value must look like in each format, written out by hand: the expected output is not
+# built by the code under test (``to_jsonable``), so a wrong conversion there cannot pass unnoticed.
+_AS_JSON: dict[str, Any] = {**_VALUES, "datetime": "2025-07-08T12:00:00Z"}
+_AS_CSV: dict[str, str] = {
+    "str": 'ümlaut, "quoted"',
+    "int": "42",
+    "float": "1.5",
+    "bool": "true",
+    "datetime": "2025-07-08T12:00:00Z",
+}
+_IN_TABLE: dict[str, str] = {**_AS_CSV, "bool": "yes", "datetime": "2025-07-08 12:00:00"}
+
+
+def _expected(record_type: type, values: dict[str, Any], list_of: Any) -> dict[str, Any]:
+    out = {}
+    for column in columns(record_type):
+        if column.kind.startswith("list<"):
+            out[column.name] = list_of(values[column.kind[5:-1]])
+        else:
+            out[column.name] = values[column.kind]
+    return out
+
+
+def _kind(record_type: type) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", record_type.__name__).lower()  # StormError -> storm_error
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("record_type", RECORD_TYPES, ids=lambda t: t.__name__)
 def test_record_through_every_format(record_type: type, fmt: str) -> None:
     record = SAMPLES[record_type]
     out = io.StringIO()
-    others = emit([record, record], fmt, out, primary=record_type, console=Console(file=out, width=2000))
+    others = emit([record, record], fmt, out, primary=record_type, console=Console(file=out, width=4000))
     assert others == []
     text = out.getvalue()
-    expected = to_jsonable(record)
+    as_json = {"kind": _kind(record_type), **_expected(record_type, _AS_JSON, lambda v: [v, v])}
     if fmt == "json":
-        assert json.loads(text) == [{"kind": kind_name(record_type), **expected}] * 2
+        assert json.loads(text) == [as_json] * 2
     elif fmt == "jsonl":
-        assert [json.loads(line) for line in text.splitlines()] == [{"kind": kind_name(record_type), **expected}] * 2
+        assert [json.loads(line) for line in text.splitlines()] == [as_json] * 2
     elif fmt == "csv":
         rows = list(csv.DictReader(io.StringIO(text)))
-        assert len(rows) == 2 and list(rows[0]) == [c.name for c in columns(record_type)]
-        first = columns(record_type)[0].name
-        assert rows[0][first] == str(getattr(record, first))
+        assert rows == [_expected(record_type, _AS_CSV, lambda v: f"{v} {v}")] * 2
     else:
         for column in columns(record_type):
             assert column.name.replace("_", " ") in text
+        for value in _expected(record_type, _IN_TABLE, lambda v: f"{v},{v}").values():
+            assert value in text
 
 
 def test_csv_hands_back_records_of_other_kinds() -> None:

@@ -202,6 +202,9 @@ def test_stale_lock_of_a_dead_process_is_taken_over(storm_and_kafka: Chroot, tmp
     out.mkdir()
     (out / "_lock").write_text(json.dumps({"pid": 2**22 + 12345, "host": os.uname().nodename, "since": 0}))
     snapshot(storm_and_kafka.zk, out)
+    assert not (out / "_lock").exists()  # taken over, then released
+    (manifest,) = list_manifests_local(out)
+    assert manifest["snapshot_id"].startswith("test@") and manifest["tables"]["znodes"] > 0
 
 
 def _snapshot_process(zk: str, out: Path, snapshot_id: str) -> subprocess.Popen[str]:

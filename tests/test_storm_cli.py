@@ -115,8 +115,15 @@ def test_errors_by_name_component_filters_and_limit(writer: KazooClient, zk_root
     assert [e["time_secs"] for e in _json(*zk, "errors", "fraud-scorer", "--since", since, "-f", "json")] == [newest]
     table = run(*zk, "errors", "fraud-scorer").stdout
     assert "score~v3" in table and "java.lang.StackOverflowError" in table
-    full = run(*zk, "errors", "fraud-scorer", "--full", "--limit", "1").stdout
-    assert "\tat " in full or "at " in full
+    newest_trace = _json(*zk, "errors", "fraud-scorer", "--limit", "1", "-f", "json")[0]["error"].splitlines()
+    frames = [line.strip() for line in newest_trace[1:]]
+    assert len(frames) >= 3  # a real stack trace, so the check below means something
+    wide = {"COLUMNS": "400"}  # wide enough that no frame is folded at the column edge
+    full = run(*zk, "errors", "fraud-scorer", "--full", "--limit", "1", env=wide).stdout
+    short = run(*zk, "errors", "fraud-scorer", "--limit", "1", env=wide).stdout
+    for frame in frames:
+        assert frame in full, frame
+    assert frames[-1] not in short  # without --full only the first line is shown
 
 
 def test_last_error_is_shown_when_its_ephemeral_error_node_is_gone(writer: KazooClient, zk_root: Chroot) -> None:

@@ -159,7 +159,9 @@ def errors_table(
             f"{e.error_at:%Y-%m-%d %H:%M:%S}",
             age(now_secs - e.time_secs),
             worker,
-            Text(e.error + marker if full else _cut(e.first_line + marker, budget)),
+            # Tabs expanded here: rich measures a tab as one cell but draws it as eight, so a trace's
+            # "\tat …" frames would be folded even where the terminal has room for them.
+            Text((e.error + marker).expandtabs(4) if full else _cut(e.first_line + marker, budget)),
         )
     return table
 
