@@ -9,6 +9,7 @@ parser (``_Prefetch``): those calls release the GIL, so on two cores parsing is 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import struct
@@ -16,7 +17,7 @@ import threading
 import zlib
 from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from typing import Any, BinaryIO, Protocol, cast
 
 from zlib_ng import zlib_ng
 
@@ -112,12 +113,19 @@ def snapshot_kind(name: str) -> str:
     return ext if ext in ("gz", "snappy") else "plain"
 
 
-def cheap_check(path: str) -> str | None:
-    """ZooKeeper's quick test before loading a snapshot (§7): why it cannot be complete, or None."""
+def cheap_check(path: str, f: BinaryIO | None = None) -> str | None:
+    """ZooKeeper's quick test before loading a snapshot (§7): why it cannot be complete, or None.
+
+    ``f``, the file already open, is read from its start; the caller then verifies it through the same
+    handle, so that choosing a snapshot opens it once."""
     kind = snapshot_kind(os.path.basename(path))
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
+        with contextlib.ExitStack() as opened:
+            if f is None:
+                f = opened.enter_context(open(path, "rb"))
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(0)
             head = f.read(8)
             if kind == "plain":
                 if size < 10:
@@ -372,7 +380,7 @@ class SnapshotFile:
         """Damage met at the window's position (or, first, the damage that ended the stream early)."""
         self._damaged_at(str(w.error) if w.error else f"{self.path}: {what} at stream byte {w.offset}")
 
-    def verify(self) -> None:
+    def verify(self, f: BinaryIO | None = None) -> None:
         """Check every seal of the file without reading its nodes: ZooKeeper's full-load check at the
         speed of zlib-ng's Adler-32 (6x zlib's), so that opening a data directory costs one pass of C
         code, not one of Python per znode.
@@ -382,10 +390,14 @@ class SnapshotFile:
         seals match. The streaming read that follows still parses every node and checks the seals
         again as it goes, so a file that changes in between is an error there.
         Raises ``FilesError`` on damage; with best effort, records it in ``info.damage`` instead.
+        ``f``, the file already open (by the cheap check), is read from its start.
         """
         info = self.info
         try:
-            with open(self.path, "rb") as f:
+            with contextlib.ExitStack() as opened:
+                if f is None:
+                    f = opened.enter_context(open(self.path, "rb"))
+                f.seek(0)
                 w = _Window(self._chunks(f))
                 try:
                     self._read_head(w)

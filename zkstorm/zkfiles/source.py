@@ -3,9 +3,13 @@
 ``FileSource`` picks the snapshot ZooKeeper itself would load, replays the logs after it (to the end, or
 to ``--at-zxid``), and yields the same ``RawNode`` values (path, client-visible stat, bytes) as the live
 walker, so every decoder, health rule and the Parquet writer work unchanged. Opening checks the
-snapshot's seals at zlib-ng's speed and indexes the logged txns; each walk then reads the snapshot once,
-resolving replay node by node as it streams. Nodes come in file order, each after its subtree (that is
-when its child count is known), so memory holds the current node's ancestors and the txns, never the tree.
+snapshot's seals at zlib-ng's speed (one open of the file, the cheap check included) and indexes the
+logged txns. A whole-tree walk (``tree /``, ``snapshot``) then reads the snapshot once, resolving replay
+node by node as it streams: nodes come in file order, each after its subtree (that is when its child
+count is known), so memory holds the current node's ancestors and the txns, never the tree. Any other
+read (``get``, children, a subtree: the views ask for several) is served from an index of the whole tree
+that the first such read builds in one pass, so a command reads the snapshot once however many reads it
+makes, at the cost of holding the tree in memory.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import logging
 import os
 from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..errors import FilesError, NotFoundError, UsageError
 from ..zk import RawNode, WalkStats
@@ -192,6 +196,11 @@ class FileSource:
         self._checked: SnapshotInfo | None = None  # what the check of the chosen snapshot found
         self._snapshots: list[str] = []
         self._logs: list[str] = []
+        # Every node after replay, in file order, and each node's children: built by the first read that
+        # is not one whole-tree walk, so that a command's many small reads (get, children, subtrees) cost
+        # one pass over the snapshot instead of one pass each.
+        self._index: dict[str, RawNode] | None = None
+        self._children: dict[str, list[str]] = {}
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -233,14 +242,17 @@ class FileSource:
                 skipped.append(f"{os.path.basename(candidate)}: newer than --at-zxid")
                 continue
             in_range.append(candidate)
-            why = cheap_check(candidate)
-            if why is None:
-                try:
-                    self._prepare(candidate, skipped, partial=False)
-                    self._warn(damaged)
-                    return
-                except _UnusableSnapshot as exc:  # damaged: ZooKeeper too would load the next older one
-                    why = str(exc).removeprefix(f"{candidate}: ")
+            try:
+                with open(candidate, "rb") as f:  # checked through one handle: one open per candidate
+                    why = cheap_check(candidate, f)
+                    if why is None:
+                        self._prepare(candidate, skipped, partial=False, f=f)
+                        self._warn(damaged)
+                        return
+            except _UnusableSnapshot as exc:  # damaged: ZooKeeper too would load the next older one
+                why = str(exc).removeprefix(f"{candidate}: ")
+            except OSError as exc:
+                why = f"cannot read: {exc.strerror or exc}"
             damaged[candidate] = why
             skipped.append(f"{os.path.basename(candidate)}: {why}")
         if self.best_effort and in_range:  # no whole snapshot: what the newest one holds up to its damage
@@ -258,13 +270,14 @@ class FileSource:
         for path, why in damaged.items():
             log.warning("skipped snapshot %s: %s", path, why)
 
-    def _prepare(self, snapshot: str, skipped: list[str], *, partial: bool) -> None:
-        """Check ``snapshot`` and index the logged txns after it; ``partial`` accepts a damaged one up to
-        its damage. The tree itself is read later, once per walk, with replay resolved as it streams."""
+    def _prepare(self, snapshot: str, skipped: list[str], *, partial: bool, f: BinaryIO | None = None) -> None:
+        """Check ``snapshot`` (through ``f`` when it is open already) and index the logged txns after it;
+        ``partial`` accepts a damaged one up to its damage. The tree itself is read later, with replay
+        resolved as it streams: once by a whole-tree walk, or once into the index of smaller reads."""
         snap = SnapshotFile(snapshot, best_effort=partial)
         plan = FilePlan(snapshot=snapshot, snapshot_zxid=snap.info.zxid, skipped=list(skipped))
         try:
-            snap.verify()  # every seal, as ZooKeeper checks a snapshot before it loads it
+            snap.verify(f)  # every seal, as ZooKeeper checks a snapshot before it loads it
         except FilesError as exc:
             raise _UnusableSnapshot(str(exc)) from None
         info = snap.info
@@ -350,6 +363,9 @@ class FileSource:
             raise UsageError(f"znode paths start with '/': {path!r}")
         start = path.rstrip("/") or "/"
         whole = start == "/" and max_depth is None
+        if not whole or self._index is not None:
+            yield from self._indexed(start, max_depth, stats=stats, must_exist=must_exist)
+            return
         check = whole and self.verify_digest
         snap = SnapshotFile(plan.snapshot, checked=self._checked)
         hooks = _ReplayHooks(replay, digest=check)
@@ -381,6 +397,60 @@ class FileSource:
                 stats.znodes += yielded
         if must_exist and not yielded:
             raise NotFoundError(f"no znode at {path}")
+
+    def _indexed(
+        self, start: str, max_depth: int | None, *, stats: WalkStats | None, must_exist: bool
+    ) -> Iterator[RawNode]:
+        """A subtree from the index (built by one whole-tree pass on first use), each node after its
+        subtree, as the streaming read yields them."""
+        index = self._build_index()
+        top = index.get(start)
+        if top is None:
+            if must_exist:
+                raise NotFoundError(f"no znode at {start}")
+            return
+        yielded = 0
+        children = self._children
+        # Post-order, iteratively: a stack of (path, depth, expanded)
+        pending: list[tuple[str, int, bool]] = [(start, 0, False)]
+        try:
+            while pending:
+                node_path, depth, expanded = pending.pop()
+                if expanded or (max_depth is not None and depth >= max_depth):
+                    yielded += 1
+                    yield index[node_path]
+                    continue
+                pending.append((node_path, depth, True))
+                prefix = node_path if node_path == "/" else node_path + "/"
+                for name in reversed(children.get(node_path, ())):
+                    pending.append((prefix + name, depth + 1, False))
+        finally:
+            if stats is not None:
+                stats.znodes += yielded
+
+    def _build_index(self) -> dict[str, RawNode]:
+        if self._index is None:
+            index: dict[str, RawNode] = {}
+            children: dict[str, list[str]] = {}
+            for raw in self._stream_whole():
+                index[raw.path] = raw
+                if raw.path != "/":
+                    parent, _, name = raw.path.rpartition("/")
+                    children.setdefault(parent or "/", []).append(name)
+            for names in children.values():
+                names.sort()
+            self._index, self._children = index, children
+        return self._index
+
+    def _stream_whole(self) -> Iterator[RawNode]:
+        """One pass over the snapshot with replay resolved as it streams (no digest check: that is the
+        snapshot command's whole-tree walk)."""
+        plan, replay = self._require()
+        snap = SnapshotFile(plan.snapshot, checked=self._checked)
+        hooks = _ReplayHooks(replay, digest=False)
+        yield from snap.tree(hooks, digest=False)
+        if not plan.fuzzy:
+            plan.fuzzy = snap.info.max_zxid > snap.info.zxid
 
     def _check_digest(self, digest: int, snap: SnapshotFile) -> None:
         """Compare the yielded tree's digest with the one the server logged for the state reached."""
