@@ -1,0 +1,51 @@
+"""The cluster model: ``connect`` to an ensemble or open ZooKeeper's files ``from_files``, then ask the
+``Cluster`` for records (``cluster.storm.workers()``, ``cluster.kafka.health()``, ``cluster.get(path)``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cluster import Cluster, ZnodeDetail
+from .kafka import KafkaCluster
+from .storm import AmbiguousTopology, StormCluster
+
+__all__ = ["AmbiguousTopology", "Cluster", "KafkaCluster", "StormCluster", "ZnodeDetail", "connect", "from_files"]
+
+
+def connect(
+    zk: str = "127.0.0.1:2181",
+    *,
+    storm_root: str = "/storm",
+    kafka_root: str = "/",
+    timeout: float = 10.0,
+    credentials: Any = None,
+    tls: Any = None,
+    show_secrets: bool = False,
+) -> Cluster:
+    """A ``Cluster`` on a live ensemble (``host:port[,host:port…][/chroot]``), read-only by construction.
+
+    ``credentials`` is a ``zkstorm.zk.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
+    ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.zk.TlsOptions``. Use it as a
+    context manager, or call ``open()`` and ``close()``.
+    """
+    from ..zk import ReadOnlySession
+
+    session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls)
+    return Cluster(session, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets)
+
+
+def from_files(
+    *paths: str,
+    at_zxid: int | None = None,
+    best_effort: bool = False,
+    verify_digest: bool = False,
+    storm_root: str = "/storm",
+    kafka_root: str = "/",
+    show_secrets: bool = False,
+) -> Cluster:
+    """A ``Cluster`` on a ZooKeeper server's own files: a dataDir (or its ``version-2``), a snapshot, or a
+    snapshot and logs, replayed to the end or to ``at_zxid``. No load on the ensemble."""
+    from ..zkfiles.source import FileSource
+
+    source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
+    return Cluster(source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets)

@@ -1,0 +1,188 @@
+"""The cluster model: one ZooKeeper ensemble, or one server's files, seen as the Storm and Kafka clusters
+that keep their metadata in it.
+
+Every user of zkstorm (each CLI command, the nightly snapshot, ``diff --live``, a notebook) asks a
+``Cluster``. It owns the source (a live read-only session or ZooKeeper's files: the same small contract),
+turns what the source reads into typed records through the decoder registry, and keeps the undecodable
+and unreadable znodes it met in ``problems`` instead of raising: a view always shows what it could read.
+
+    with zkstorm.connect("zk1:2181,zk2:2181", kafka_root="/kafka") as cluster:
+        for worker in cluster.storm.workers(stale_after_secs=60):
+            ...
+        findings = cluster.kafka.health()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from functools import cached_property
+from typing import Any
+
+from ..collect import decode_node, decoded_walk, kafka_roots, storm_roots
+from ..decode.registry import REGISTRY, Registry
+from ..errors import NotFoundError
+from ..paths import Roots, is_secret_path
+from ..records import DecodeFailure, Unreadable, Znode
+from ..zk import RawNode, WalkStats
+from .kafka import KafkaCluster
+from .storm import StormCluster
+
+
+@dataclasses.dataclass
+class ZnodeDetail:
+    """One znode as ``get`` shows it: its record, what its decoder made of it, and its value when no
+    decoder claims it (parsed JSON or text; None for binary, and for secrets unless asked)."""
+
+    znode: Znode
+    records: list[Any]
+    value: Any
+    redacted: bool  # a secret subtree's payload, hidden (no --show-secrets)
+    data: bytes | None  # None when redacted
+
+
+class Cluster:
+    """A read-only view of the Storm and Kafka clusters on one source.
+
+    ``storm_root`` and ``kafka_root`` choose the clusters the ``storm`` and ``kafka`` views read; ``get``,
+    ``walk`` and the snapshot decode any path under any root in ``roots`` (the flags' roots always count).
+    """
+
+    def __init__(
+        self,
+        source: Any,
+        *,
+        storm_root: str = "/storm",
+        kafka_root: str = "/",
+        show_secrets: bool = False,
+        registry: Registry = REGISTRY,
+    ) -> None:
+        self.source = source
+        self.storm_root = storm_root
+        self.kafka_root = kafka_root
+        self.show_secrets = show_secrets
+        self.registry = registry
+        self.roots = Roots(storm=(storm_root,), kafka=(kafka_root,))
+        self.problems: list[Any] = []  # DecodeFailure and Unreadable records met by the views
+        self.stats = WalkStats()
+
+    # lifecycle ----------------------------------------------------------------------------------------
+
+    def __enter__(self) -> Cluster:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        self.source.connect()
+
+    def close(self) -> None:
+        self.source.close()
+
+    def now(self) -> float:
+        """The time the data is as of: now for a live ensemble, the last replayed txn for files."""
+        return float(self.source.as_of())
+
+    # the per-system views -----------------------------------------------------------------------------
+
+    @cached_property
+    def storm(self) -> StormCluster:
+        return StormCluster(self, self.storm_root)
+
+    @cached_property
+    def kafka(self) -> KafkaCluster:
+        return KafkaCluster(self, self.kafka_root)
+
+    def storm_at(self, root: str) -> StormCluster:
+        return StormCluster(self, root)
+
+    def kafka_at(self, root: str) -> KafkaCluster:
+        return KafkaCluster(self, root)
+
+    def discover_storm_roots(self) -> list[str]:
+        """Every znode that holds both ``storms`` and ``assignments``."""
+        return storm_roots(self.source)
+
+    def discover_kafka_roots(self) -> list[str]:
+        """Every znode that holds ``brokers/ids`` or ``brokers/topics``."""
+        return kafka_roots(self.source)
+
+    # reads --------------------------------------------------------------------------------------------
+
+    def note_problems(self, records: list[Any]) -> None:
+        self.problems.extend(r for r in records if isinstance(r, DecodeFailure | Unreadable))
+
+    def decoded(self, path: str, *, depth: int | None = None, detail: bool = False) -> Iterator[tuple[str, list[Any]]]:
+        """(path, records) of every znode under ``path`` (to ``depth``); nothing when ``path`` is absent.
+        Failure records are yielded with the rest and noted in ``problems``."""
+        try:
+            for node_path, _, records in decoded_walk(
+                self.source,
+                path,
+                roots=self.roots,
+                registry=self.registry,
+                show_secrets=self.show_secrets,
+                detail=detail,
+                depth=depth,
+                stats=self.stats,
+            ):
+                self.note_problems(records)
+                yield node_path, records
+        except NotFoundError:
+            return
+
+    def records(self, path: str, *, depth: int | None = None, detail: bool = False) -> Iterator[Any]:
+        """Every decoded record (and failure record) under ``path``; nothing when it is absent."""
+        for _, records in self.decoded(path, depth=depth, detail=detail):
+            yield from records
+
+    def children(self, path: str) -> list[str]:
+        """Child names of ``path`` in name order; none when it is absent."""
+        try:
+            return list(self.source.get_children(path))
+        except NotFoundError:
+            return []
+
+    def exists(self, path: str) -> bool:
+        return bool(self.source.exists(path))
+
+    def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:
+        """Every znode under ``path`` as a ``Znode`` followed by its decoded records or failure record
+        (an unreadable znode as an ``Unreadable``); ``NotFoundError`` when ``path`` is absent."""
+        for _, znode, records in decoded_walk(
+            self.source,
+            path,
+            roots=self.roots,
+            registry=self.registry,
+            show_secrets=self.show_secrets,
+            depth=depth,
+            stats=self.stats,
+        ):
+            if znode is not None:
+                yield znode
+            self.note_problems(records)
+            yield from records
+
+    def get(self, path: str) -> ZnodeDetail:
+        """One znode: its record, its decoded records, and its plain value when nothing decodes it."""
+        raw: RawNode = self.source.get(path)
+        znode, records = decode_node(raw, roots=self.roots, registry=self.registry, show_secrets=self.show_secrets)
+        self.note_problems(records)
+        redacted = is_secret_path(znode.path) and not self.show_secrets
+        value = None if records or redacted else plain_value(raw.data, znode.encoding)
+        return ZnodeDetail(znode, records, value, redacted, None if redacted else raw.data)
+
+
+def plain_value(data: bytes | None, encoding: str) -> Any:
+    """An undecoded payload shown as what it is: parsed JSON, text, or nothing for binary."""
+    if not data:
+        return None
+    if encoding == "json":
+        text = data.decode("utf-8-sig")
+        return json.JSONDecoder().raw_decode(text.lstrip())[0]
+    if encoding == "text":
+        return data.decode("utf-8-sig")
+    return None

@@ -1,0 +1,244 @@
+"""The Kafka cluster under one chroot, as views that return records: every Kafka join lives here, once.
+
+A view reads what it shows: ``controller()`` two znodes, ``brokers()`` the registrations and the topics'
+replica lists, ``topics(topic)`` one topic; the views that judge every partition (``partitions``,
+``health``, ``configs``…) share one walk of the root, taken once per ``KafkaCluster`` (``state()``).
+The rules themselves (partition health, min ISR source, findings) are functions of a ``KafkaState`` in
+``health.py``, testable on a hand-built state without a ZooKeeper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import NotFoundError
+from ..health import KafkaState, kafka_findings, kafka_partitions
+from ..paths import join
+from ..records import (
+    KafkaAcl,
+    KafkaBroker,
+    KafkaConfig,
+    KafkaConsumerMember,
+    KafkaConsumerOffset,
+    KafkaConsumerOwner,
+    KafkaController,
+    KafkaControllerEpoch,
+    KafkaFinding,
+    KafkaPartition,
+    KafkaReassignment,
+    KafkaReplicaAssignment,
+    KafkaRoot,
+    KafkaTopic,
+)
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+# Kafka's top-level znodes (kafka.md §2). A Kafka cluster at "/" shares the ensemble with other systems,
+# so a walk of the root visits these and nothing else.
+KAFKA_TOP_LEVEL = (
+    "brokers",
+    "controller",
+    "controller_epoch",
+    "admin",
+    "config",
+    "cluster",
+    "consumers",
+    "kafka-acl",
+    "kafka-acl-changes",
+    "kafka-acl-extended",
+    "kafka-acl-extended-changes",
+    "isr_change_notification",
+    "log_dir_event_notification",
+    "latest_producer_id_block",
+    "feature",
+    "migration",
+    "delegation_token",
+)
+
+_LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+# --- joins on records (no I/O): shared by the views and the snapshot ---------------------------------
+
+
+def all_brokers(
+    brokers: Iterable[KafkaBroker], registered: set[int], assignments: Iterable[KafkaReplicaAssignment]
+) -> list[KafkaBroker]:
+    """Registered brokers, plus the ones replica lists still name without a registration (dead or
+    decommissioned: ``alive`` false), plus registered ones whose registration could not be decoded
+    (``alive`` true, nothing else known), by broker id."""
+    rows = list(brokers)
+    known = {b.broker_id for b in rows}
+    named = {b for a in assignments for b in a.replicas}
+    for broker_id in sorted((named | registered) - known):
+        rows.append(unknown_broker(broker_id, alive=broker_id in registered))
+    return sorted(rows, key=lambda b: b.broker_id)
+
+
+def unknown_broker(broker_id: int, *, alive: bool) -> KafkaBroker:
+    """A broker known only by its id: named in a replica list, or registered with undecodable data."""
+    return KafkaBroker(
+        broker_id=broker_id,
+        alive=alive,
+        version=None,
+        host=None,
+        port=None,
+        rack=None,
+        jmx_port=None,
+        timestamp_ms=None,
+        registered_at=None,
+        endpoints=(),
+        listener_protocols=(),
+        features=(),
+        broker_epoch=None,
+        session_id=None,
+    )
+
+
+def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
+    """Errors first, then warnings, then information; within a level by kind, topic and partition."""
+    return sorted(findings, key=lambda f: (_LEVEL_ORDER.get(f.level, 3), f.kind, f.topic or "", f.partition or 0))
+
+
+# --- the views ------------------------------------------------------------------------------------------
+
+
+class KafkaCluster:
+    """The Kafka cluster whose chroot is ``root``, on a ``Cluster``'s source."""
+
+    def __init__(self, cluster: Cluster, root: str) -> None:
+        self.cluster = cluster
+        self.root = root
+        self._state: KafkaState | None = None
+
+    def _path(self, sub: str) -> str:
+        return join(self.root, sub)
+
+    def state(self) -> KafkaState:
+        """One walk of the root's Kafka subtrees, sorted into a ``KafkaState`` (taken once)."""
+        if self._state is None:
+            from ..collect import KafkaStateBuilder
+
+            builder = KafkaStateBuilder(self.root)
+            for top in KAFKA_TOP_LEVEL:
+                for path, records in self.cluster.decoded(self._path(top)):
+                    builder.add(path, records)
+            self._state = builder.state
+            self.cluster.note_problems(self._state.problems)
+        return self._state
+
+    # read what they show ------------------------------------------------------------------------------
+
+    def controller(self) -> tuple[KafkaController, KafkaControllerEpoch | None]:
+        """The active controller and the controller epoch: two znodes."""
+        controller = next(
+            (r for r in self.cluster.records(self._path("controller"), depth=0) if isinstance(r, KafkaController)),
+            None,
+        )
+        if controller is None:
+            raise NotFoundError("no /controller znode: an election is in progress, or no broker is alive")
+        epoch = next(
+            (
+                r
+                for r in self.cluster.records(self._path("controller_epoch"), depth=0)
+                if isinstance(r, KafkaControllerEpoch)
+            ),
+            None,
+        )
+        return controller, epoch
+
+    def brokers(self) -> list[KafkaBroker]:
+        """Registered brokers, and unregistered ones still named in replica lists (``alive`` false): the
+        registrations and the topics' replica assignments, not the partitions under them."""
+        brokers: list[KafkaBroker] = []
+        registered: set[int] = set()
+        for path, records in self.cluster.decoded(self._path("brokers/ids"), depth=1):
+            name = path.rsplit("/", 1)[1]
+            if path != self._path("brokers/ids") and name.lstrip("-").isdigit():
+                registered.add(int(name))  # a live session, decodable or not
+            brokers += [r for r in records if isinstance(r, KafkaBroker)]
+        assignments = [
+            r
+            for r in self.cluster.records(self._path("brokers/topics"), depth=1)
+            if isinstance(r, KafkaReplicaAssignment)
+        ]
+        return all_brokers(brokers, registered, assignments)
+
+    def topics(self, topic: str | None = None) -> list[KafkaTopic]:
+        """Every topic (or one): partitions, replication factor, topic id, reassignments in flight."""
+        if topic is None:
+            return sorted(self.state().topics, key=lambda t: t.topic)
+        path = self._path(f"brokers/topics/{topic}")
+        rows = [r for r in self.cluster.records(path, depth=0) if isinstance(r, KafkaTopic)]
+        if not rows and not self.cluster.exists(path):
+            raise NotFoundError(f"no topic {topic!r} under {self.root}")
+        return rows
+
+    # one walk of the root -----------------------------------------------------------------------------
+
+    def partitions(
+        self,
+        *,
+        topic: str | None = None,
+        offline: bool = False,
+        under_replicated: bool = False,
+        under_min_isr: bool = False,
+        default_min_isr: int | None = None,
+    ) -> list[KafkaPartition]:
+        """Partitions with leader, ISR and health as ``kafka-topics.sh --describe`` would judge them."""
+        rows = kafka_partitions(self.state(), default_min_isr)
+        if topic is not None:
+            rows = [p for p in rows if p.topic == topic]
+        if offline:
+            rows = [p for p in rows if p.offline]
+        if under_replicated:
+            rows = [p for p in rows if p.under_replicated]
+        if under_min_isr:
+            rows = [p for p in rows if p.under_min_isr]
+        return rows
+
+    def health(self, *, default_min_isr: int | None = None) -> list[KafkaFinding]:
+        """Explained findings, errors first."""
+        state = self.state()
+        return sort_findings(kafka_findings(state, int(self.cluster.now() * 1000), default_min_isr))
+
+    def configs(self, *, entity_type: str | None = None, entity_name: str | None = None) -> list[KafkaConfig]:
+        """Dynamic configs and overrides (secrets redacted unless the cluster shows them)."""
+        return [
+            c
+            for c in self.state().configs
+            if (entity_type is None or c.entity_type == entity_type)
+            and (entity_name is None or c.entity_name == entity_name)
+        ]
+
+    def _other(self, kind: type) -> list[Any]:
+        return [r for r in self.state().other if isinstance(r, kind)]
+
+    def acls(self) -> list[KafkaAcl]:
+        """Every ACL, literal and prefixed."""
+        return sorted(self._other(KafkaAcl), key=lambda a: (a.resource_type, a.resource_name, a.principal, a.operation))
+
+    def reassignments(self) -> list[KafkaReassignment]:
+        """Partitions being moved (KIP-455 in the topic znodes, or the legacy admin znode)."""
+        return sorted(self.state().reassignments, key=lambda r: (r.topic, r.partition))
+
+    def consumer_offsets(self) -> list[KafkaConsumerOffset]:
+        """Old (ZooKeeper-based) consumer groups' committed offsets."""
+        return sorted(self._other(KafkaConsumerOffset), key=lambda o: (o.group, o.topic, o.partition))
+
+    def consumer_members(self) -> list[KafkaConsumerMember]:
+        return self._other(KafkaConsumerMember)
+
+    def consumer_owners(self) -> list[KafkaConsumerOwner]:
+        return self._other(KafkaConsumerOwner)
+
+
+def kafka_roots_view(cluster: Cluster) -> list[KafkaRoot]:
+    """Every Kafka chroot on the ensemble with its broker and topic counts."""
+    rows = []
+    for root in cluster.discover_kafka_roots():
+        brokers, topics = (len(cluster.children(join(root, sub))) for sub in ("brokers/ids", "brokers/topics"))
+        rows.append(KafkaRoot(root=root, brokers=brokers, topics=topics))
+    return rows

@@ -1,0 +1,238 @@
+"""The Storm cluster under one root, as views that return records: every Storm join lives here, once.
+
+Each view reads the subtrees it shows (a topology's assignment, the supervisors, …), never the whole
+root, and returns typed records. Undecodable and unreadable znodes met on the way are kept in the
+cluster's ``problems`` (the CLI warns about them; ``--strict`` turns them into exit 5). The joins that
+the nightly snapshot needs too (worker host and staleness, the error merge) are plain functions on
+records, so the snapshot and the views run the same code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote_plus
+
+from ..errors import NotFoundError, UsageError
+from ..records import (
+    StormError,
+    StormExecutor,
+    StormExecutorStat,
+    StormLeaderInfo,
+    StormLeaderLatch,
+    StormNimbus,
+    StormRoot,
+    StormSupervisor,
+    StormTopology,
+    StormWorker,
+)
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
+
+# nimbus.task.timeout.secs: after this long without a heartbeat nimbus reassigns a worker's executors
+DEFAULT_STALE_AFTER_SECS = 30.0
+
+
+class AmbiguousTopology(UsageError):
+    """A topology name that matches several ids (a resubmitted topology, or two clusters' worth)."""
+
+
+# --- joins and rules on records (no I/O): shared by the views and the snapshot -------------------------
+
+
+def with_heartbeat_age(workers: Iterable[StormWorker], now_secs: float, stale_after_secs: float) -> list[StormWorker]:
+    """Each worker with its heartbeat age and a stale flag (no beat for longer than ``stale_after_secs``).
+
+    Storm's own default is ``nimbus.task.timeout.secs`` = 30: after that nimbus reassigns the worker's
+    executors. A beat from the future (clock skew) counts as age 0.
+    """
+    out = []
+    for worker in workers:
+        age = max(0, int(now_secs - worker.time_secs))
+        out.append(dataclasses.replace(worker, age_secs=age, stale=age > stale_after_secs))
+    return out
+
+
+def worker_hosts(executors: Iterable[StormExecutor], supervisors: Iterable[StormSupervisor]) -> dict[str, str]:
+    """node (supervisor id) → hostname: the assignment's node→host map, overridden by the supervisors'
+    own registrations (the live truth, when the supervisor is up)."""
+    hosts = {e.node: e.host for e in executors if e.host}
+    hosts.update({s.supervisor_id: s.hostname for s in supervisors})
+    return hosts
+
+
+def join_workers(
+    workers: Iterable[StormWorker], hosts: dict[str, str], now_secs: float, stale_after_secs: float
+) -> list[StormWorker]:
+    """Workers with their host, heartbeat age and stale flag, sorted by topology, host, port."""
+    located = [dataclasses.replace(w, host=hosts.get(w.node)) for w in workers]
+    rows = with_heartbeat_age(located, now_secs, stale_after_secs)
+    rows.sort(key=lambda w: (w.topology_id, w.host or w.node, w.port))
+    return rows
+
+
+def merge_last_errors(found: Iterable[StormError]) -> list[StormError]:
+    """Mark the e-node that a component's ``-last-error`` repeats; keep a ``-last-error`` only when its
+    e-node is gone (2.x e-nodes are ephemeral), so no error is listed twice and none is lost. Newest
+    first."""
+    found = list(found)
+    nodes = [e for e in found if e.sequence is not None]
+    out = list(nodes)
+    for last in (e for e in found if e.sequence is None):
+        twins = [
+            e for e in nodes if (e.component, e.time_secs, e.error) == (last.component, last.time_secs, last.error)
+        ]
+        if twins:
+            newest = max(twins, key=lambda e: e.sequence or 0)
+            out[out.index(newest)] = dataclasses.replace(newest, last_error=True)
+        else:
+            out.append(last)
+    out.sort(key=lambda e: (e.time_secs, e.sequence if e.sequence is not None else -1), reverse=True)
+    return out
+
+
+def leader_of(latches: Sequence[StormLeaderLatch], infos: Sequence[StormLeaderInfo]) -> str | None:
+    """``host:port…`` of the leading nimbus: the lowest leader-latch sequence (Curator's LeaderLatch),
+    else what ``leader-info`` says (1.x/0.10 clusters without a latch)."""
+    if latches:
+        return min(latches, key=lambda r: r.sequence).participant_id
+    info = next(iter(infos), None)
+    return f"{info.host}:{info.port}" if info else None
+
+
+def with_leadership(nimbuses: Iterable[StormNimbus], leader: str | None) -> list[StormNimbus]:
+    """Each nimbus with ``is_leader`` (None when no leader is known), sorted by host."""
+
+    def leads(n: StormNimbus) -> bool | None:
+        if leader is None:
+            return None
+        host, _, rest = leader.partition(":")
+        return host == n.host and rest.split(":")[0] == str(n.port)
+
+    return sorted((dataclasses.replace(n, is_leader=leads(n)) for n in nimbuses), key=lambda n: n.host)
+
+
+def name_from_id(topology_id: str) -> str:
+    """A topology's name from its id (``{name}-{counter}-{launch_secs}``), for ids whose storms node is
+    gone (a killed topology's errors linger)."""
+    parts = topology_id.rsplit("-", 2)
+    return parts[0] if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else topology_id
+
+
+# --- the views ------------------------------------------------------------------------------------------
+
+
+class StormCluster:
+    """The Storm cluster whose ``storm.zookeeper.root`` is ``root``, on a ``Cluster``'s source."""
+
+    def __init__(self, cluster: Cluster, root: str) -> None:
+        self.cluster = cluster
+        self.root = root
+
+    def _path(self, sub: str) -> str:
+        return f"{self.root}/{sub}" if sub else self.root
+
+    def _records(self, sub: str, kind: type, *, detail: bool = False) -> list[Any]:
+        return [r for r in self.cluster.records(self._path(sub), detail=detail) if isinstance(r, kind)]
+
+    # topologies ---------------------------------------------------------------------------------------
+
+    def topology_ids(self) -> dict[str, str]:
+        """Every topology id the root knows of (storms, assignments, errors, workerbeats) → its name."""
+        ids: dict[str, str] = {}
+        for sub in ("errors", "workerbeats", "assignments", "storms"):
+            for topology_id in self.cluster.children(self._path(sub)):
+                ids.setdefault(topology_id, name_from_id(topology_id))
+        for topology in self._records("storms", StormTopology):
+            ids[topology.topology_id] = topology.name
+        return ids
+
+    def resolve(self, ident: str) -> str:
+        """A topology id from an id or a name; unknown → ``NotFoundError``, ambiguous → ``AmbiguousTopology``."""
+        known = self.topology_ids()
+        if ident in known:
+            return ident
+        matches = sorted(tid for tid, name in known.items() if name == ident)
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise AmbiguousTopology(f"topology name {ident!r} matches several ids: {', '.join(matches)}")
+        names = ", ".join(sorted(set(known.values()))) or "none"
+        raise NotFoundError(f"no topology {ident!r} under {self.root}; known: {names}")
+
+    def topologies(self) -> list[StormTopology]:
+        """Every topology with its status, workers and executors, by name."""
+        return sorted(self._records("storms", StormTopology), key=lambda t: (t.name, t.topology_id))
+
+    def assignment(self, topology: str) -> list[StormExecutor]:
+        """Where every executor of ``topology`` (an id or a name) runs."""
+        topology_id = self.resolve(topology)
+        rows = self._records(f"assignments/{topology_id}", StormExecutor)
+        if not rows and not self.cluster.exists(self._path(f"assignments/{topology_id}")):
+            raise NotFoundError(f"topology {topology_id} has no assignment")
+        return rows
+
+    # supervisors and workers --------------------------------------------------------------------------
+
+    def supervisors(self) -> list[StormSupervisor]:
+        """Every live supervisor (their znodes are ephemeral), by hostname."""
+        return sorted(self._records("supervisors", StormSupervisor), key=lambda s: (s.hostname, s.supervisor_id))
+
+    def workers(
+        self, topology: str | None = None, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS
+    ) -> list[StormWorker]:
+        """Worker heartbeats of ``topology`` (or of every topology) with host, age and a stale flag."""
+        scope = f"/{self.resolve(topology)}" if topology else ""
+        workers = self._records(f"workerbeats{scope}", StormWorker)
+        executors = self._records(f"assignments{scope}", StormExecutor)
+        hosts = worker_hosts(executors, self._records("supervisors", StormSupervisor))
+        return join_workers(workers, hosts, self.cluster.now(), stale_after_secs)
+
+    def executor_stats(self, topology: str | None = None) -> list[StormExecutorStat]:
+        """Every executor counter of the heartbeats (executor, window, stream, metric, value)."""
+        scope = f"/{self.resolve(topology)}" if topology else ""
+        return self._records(f"workerbeats{scope}", StormExecutorStat, detail=True)
+
+    # errors -------------------------------------------------------------------------------------------
+
+    def errors(
+        self,
+        topology: str,
+        *,
+        component: str | None = None,
+        since_secs: float | None = None,
+        limit: int | None = None,
+    ) -> list[StormError]:
+        """Every error Storm keeps for ``topology``, newest first, each once (``merge_last_errors``).
+
+        ``component`` matches the id plain or URL-encoded, as Storm names the znode."""
+        topology_id = self.resolve(topology)
+        shown = merge_last_errors(self._records(f"errors/{topology_id}", StormError))
+        if component is not None:
+            wanted = {component, unquote_plus(component)}
+            shown = [e for e in shown if e.component in wanted]
+        if since_secs is not None:
+            shown = [e for e in shown if e.time_secs >= since_secs]
+        return shown[:limit] if limit is not None else shown
+
+    # nimbus -------------------------------------------------------------------------------------------
+
+    def nimbuses(self) -> list[StormNimbus]:
+        """Registered nimbuses, each with whether it leads (the lowest leader-latch sequence)."""
+        nimbuses = self._records("nimbuses", StormNimbus)
+        latches = self._records("leader-lock", StormLeaderLatch)
+        infos: list[StormLeaderInfo] = []
+        if not latches:  # 1.x and 0.10 write leader-info, at the root or (a known quirk) under root+root
+            for path in ("leader-info", f"{self.root.lstrip('/')}/leader-info"):
+                infos += self._records(path, StormLeaderInfo)
+        return with_leadership(nimbuses, leader_of(latches, infos))
+
+
+def storm_roots_view(cluster: Cluster) -> list[StormRoot]:
+    """Every Storm root on the ensemble with its topology count."""
+    return [
+        StormRoot(root=root, num_topologies=len(cluster.children(f"{root}/storms")))
+        for root in cluster.discover_storm_roots()
+    ]
