@@ -14,7 +14,7 @@ from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka
 from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
 from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
-from .errors import DecodeError, NotFoundError, UsageError
+from .errors import DecodeError
 from .health import KafkaState
 from .paths import DEFAULT_ROOTS, Roots, relative_to
 from .records import (
@@ -32,7 +32,6 @@ from .records import (
     KafkaReplicaAssignment,
     KafkaTopic,
     KafkaTopicDeletion,
-    StormTopology,
     Unreadable,
     Znode,
 )
@@ -152,70 +151,7 @@ def walk(
         yield from records
 
 
-# --- Storm --------------------------------------------------------------------------------------------
-
-
-class AmbiguousTopology(UsageError):
-    """A topology name that matches several ids (a resubmitted topology, or two clusters' worth)."""
-
-
-def records_under(
-    session: ReadOnlySession,
-    path: str,
-    *,
-    roots: Roots,
-    show_secrets: bool = False,
-    detail: bool = False,
-    stats: WalkStats | None = None,
-) -> Iterator[Any]:
-    """Decoded records (and failure records) of every znode under ``path``; nothing if it is absent."""
-    try:
-        for _, _, records in decoded_walk(
-            session, path, roots=roots, show_secrets=show_secrets, detail=detail, stats=stats
-        ):
-            yield from records
-    except NotFoundError:
-        return
-
-
-def storm_topology_ids(session: ReadOnlySession, root: str) -> dict[str, str]:
-    """Every topology id the Storm root knows of (storms, assignments, errors, workerbeats) → its name.
-
-    A killed topology's ``storms`` node is gone while its errors linger; its name then comes from the id
-    (``{name}-{counter}-{launch_secs}``).
-    """
-    ids: dict[str, str] = {}
-    for sub in ("errors", "workerbeats", "assignments", "storms"):
-        try:
-            children = session.get_children(f"{root}/{sub}")
-        except NotFoundError:
-            continue
-        for topology_id in children:
-            ids.setdefault(topology_id, _name_from_id(topology_id))
-    roots = Roots(storm=(root,), kafka=())
-    for record in records_under(session, f"{root}/storms", roots=roots):
-        if isinstance(record, StormTopology):
-            ids[record.topology_id] = record.name
-    return ids
-
-
-def _name_from_id(topology_id: str) -> str:
-    parts = topology_id.rsplit("-", 2)
-    return parts[0] if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else topology_id
-
-
-def resolve_topology(session: ReadOnlySession, root: str, ident: str) -> str:
-    """A topology id from an id or a name; unknown → NotFoundError, ambiguous → AmbiguousTopology."""
-    known = storm_topology_ids(session, root)
-    if ident in known:
-        return ident
-    matches = sorted(tid for tid, name in known.items() if name == ident)
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise AmbiguousTopology(f"topology name {ident!r} matches several ids: {', '.join(matches)}")
-    names = ", ".join(sorted(set(known.values()))) or "none"
-    raise NotFoundError(f"no topology {ident!r} under {root}; known: {names}")
+# --- root discovery -----------------------------------------------------------------------------
 
 
 def storm_roots(session: ReadOnlySession, max_depth: int = 4) -> list[str]:
@@ -230,28 +166,6 @@ def storm_roots(session: ReadOnlySession, max_depth: int = 4) -> list[str]:
 
 
 # --- Kafka --------------------------------------------------------------------------------------------
-
-# Kafka's top-level znodes (kafka.md §2). A Kafka cluster at "/" shares the ensemble with other systems,
-# so the walk visits these and nothing else.
-KAFKA_TOP_LEVEL = (
-    "brokers",
-    "controller",
-    "controller_epoch",
-    "admin",
-    "config",
-    "cluster",
-    "consumers",
-    "kafka-acl",
-    "kafka-acl-changes",
-    "kafka-acl-extended",
-    "kafka-acl-extended-changes",
-    "isr_change_notification",
-    "log_dir_event_notification",
-    "latest_producer_id_block",
-    "feature",
-    "migration",
-    "delegation_token",
-)
 
 
 class KafkaStateBuilder:
@@ -296,25 +210,6 @@ class KafkaStateBuilder:
                 state.other.append(record)
 
 
-def collect_kafka(
-    session: ReadOnlySession, root: str, *, show_secrets: bool = False, stats: WalkStats | None = None
-) -> KafkaState:
-    """One walk of a Kafka root, its records sorted into a ``KafkaState`` for the views and health rules."""
-    from .paths import join
-
-    roots = Roots(storm=(), kafka=(root,))
-    builder = KafkaStateBuilder(root)
-    for top in KAFKA_TOP_LEVEL:
-        try:
-            for path, _, records in decoded_walk(
-                session, join(root, top), roots=roots, show_secrets=show_secrets, stats=stats
-            ):
-                builder.add(path, records)
-        except NotFoundError:
-            continue
-    return builder.state
-
-
 def kafka_roots(session: ReadOnlySession, max_depth: int = 5) -> list[str]:
     """Every znode holding ``brokers/ids`` or ``brokers/topics``: the Kafka chroots on this ensemble."""
     found = set()
@@ -322,34 +217,3 @@ def kafka_roots(session: ReadOnlySession, max_depth: int = 5) -> list[str]:
         if isinstance(item, RawNode) and (item.path.endswith("/brokers/ids") or item.path.endswith("/brokers/topics")):
             found.add(item.path.rsplit("/", 2)[0] or "/")
     return sorted(found)
-
-
-def snapshot_walk(
-    session: ReadOnlySession,
-    roots: Roots,
-    *,
-    now: float,
-    stats: WalkStats | None = None,
-    stale_after_secs: float = 30.0,
-) -> Iterator[Any]:
-    """Everything a snapshot keeps, from one walk of the whole ensemble: every znode, every decoded record
-    (executor stats included, secrets redacted), worker staleness as of ``now``, and per Kafka root the
-    partition health and findings derived at the end of the walk."""
-    from .health import kafka_health_records, with_heartbeat_age
-    from .records import StormWorker
-
-    builders = [KafkaStateBuilder(root, keep_other=False) for root in roots.kafka]
-    for path, znode, records in decoded_walk(session, "/", roots=roots, detail=True, stats=stats):
-        if znode is not None:
-            yield znode
-        for record in records:
-            if isinstance(record, StormWorker):
-                record = with_heartbeat_age([record], now, stale_after_secs)[0]
-            yield record
-        for builder in builders:
-            if relative_to(path, builder.root) is not None:
-                builder.add(path, records)  # keep_other=False: it keeps only what the health rules need
-    for builder in builders:
-        if not builder.state.registered and not builder.state.assignments and builder.state.controller is None:
-            continue  # no Kafka cluster at this root
-        yield from kafka_health_records(builder.state, int(now * 1000))

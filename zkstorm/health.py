@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,22 +21,7 @@ from .records import (
     KafkaReplicaAssignment,
     KafkaTopic,
     KafkaTopicDeletion,
-    StormWorker,
 )
-
-
-def with_heartbeat_age(workers: Iterable[StormWorker], now_secs: float, stale_after_secs: float) -> list[StormWorker]:
-    """Each worker with its heartbeat age and a stale flag (no beat for longer than ``stale_after_secs``).
-
-    Storm's own default is ``nimbus.task.timeout.secs`` = 30: after that nimbus reassigns the worker's
-    executors. A beat from the future (clock skew) counts as age 0.
-    """
-    out = []
-    for worker in workers:
-        age = max(0, int(now_secs - worker.time_secs))
-        out.append(dataclasses.replace(worker, age_secs=age, stale=age > stale_after_secs))
-    return out
-
 
 # --- Kafka (kafka.md §3.5; the rules of kafka-topics.sh --describe, from ZooKeeper alone) ---------------
 

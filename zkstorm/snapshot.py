@@ -236,6 +236,80 @@ class Snapshot:
                 pass
 
 
+@dataclass
+class SnapshotRun:
+    """What one ``take_snapshot`` wrote."""
+
+    snapshot_id: str
+    manifest: dict[str, Any]
+    znodes: int
+    failures: int
+    unreadable: int
+    filesystem: Any
+    base: str
+
+
+def take_snapshot(
+    cluster: Any,
+    out: str,
+    *,
+    name: str | None = None,
+    snapshot_id: str | None = None,
+    at: datetime | None = None,
+    stale_after_secs: float = 30.0,
+    progress: Any = None,
+) -> SnapshotRun:
+    """One walk of an open ``Cluster`` (``zkstorm.model``) into one committed snapshot under ``out``: the
+    nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
+    default name unless given); ``progress`` is called once per znode."""
+    at = at or datetime.now(timezone.utc)
+    name = name or cluster.default_name()
+    snapshot_id = snapshot_id or default_snapshot_id(name, at)
+    started = datetime.now(timezone.utc)
+    zxid_min: int | None = None  # the range of the znodes' last changes, kept as two numbers
+    zxid_max: int | None = None
+    failures = unreadable = 0
+    with Snapshot(out, snapshot_id=snapshot_id, cluster=name, snapshot_time=at) as snap:
+        for record in cluster.snapshot_records(stale_after_secs=stale_after_secs):
+            snap.add(record)
+            kind = type(record)
+            if kind is Znode:
+                zxid = max(record.mzxid, record.pzxid)
+                if zxid_min is None or zxid < zxid_min:
+                    zxid_min = zxid
+                if zxid_max is None or zxid > zxid_max:
+                    zxid_max = zxid
+                if progress is not None:
+                    progress()
+            elif kind is DecodeFailure:
+                failures += 1
+            elif kind is Unreadable:
+                unreadable += 1
+        manifest = snap.commit(
+            {
+                "source": {
+                    **cluster.describe_source(),
+                    "storm_roots": list(cluster.roots.storm),
+                    "kafka_roots": list(cluster.roots.kafka),
+                },
+                "started": _iso(started),
+                "finished": _iso(datetime.now(timezone.utc)),
+                "data_as_of": _iso(datetime.fromtimestamp(cluster.now(), timezone.utc)),
+                "zxid_min": zxid_min,
+                "zxid_max": zxid_max,
+                "znodes": cluster.stats.znodes,
+                "vanished": cluster.stats.vanished,
+                "decode_failures": failures,
+                "unreadable": unreadable,
+            }
+        )
+    return SnapshotRun(snapshot_id, manifest, cluster.stats.znodes, failures, unreadable, snap.filesystem, snap.base)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
 class Lock:
     """An exclusive lock file. Local: created with O_EXCL; a lock whose process is gone on this host is
     stale and taken over. Other filesystems cannot create exclusively: a best-effort check, documented."""

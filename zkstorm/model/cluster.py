@@ -23,11 +23,21 @@ from typing import Any
 from ..collect import decode_node, decoded_walk, kafka_roots, storm_roots
 from ..decode.registry import REGISTRY, Registry
 from ..errors import NotFoundError
-from ..paths import Roots, is_secret_path
-from ..records import DecodeFailure, Unreadable, Znode
+from ..paths import Roots, is_secret_path, join, relative_to
+from ..records import (
+    DecodeFailure,
+    DecodeWarning,
+    KafkaRoot,
+    StormExecutor,
+    StormRoot,
+    StormSupervisor,
+    StormWorker,
+    Unreadable,
+    Znode,
+)
 from ..zk import RawNode, WalkStats
-from .kafka import KafkaCluster
-from .storm import StormCluster
+from .kafka import KafkaCluster, missing_brokers
+from .storm import DEFAULT_STALE_AFTER_SECS, StormCluster, join_workers, worker_hosts
 
 
 @dataclasses.dataclass
@@ -64,7 +74,9 @@ class Cluster:
         self.show_secrets = show_secrets
         self.registry = registry
         self.roots = Roots(storm=(storm_root,), kafka=(kafka_root,))
-        self.problems: list[Any] = []  # DecodeFailure and Unreadable records met by the views
+        # DecodeFailure and Unreadable records the reads met, and DecodeWarning notes (decoded the way
+        # Kafka would, leniently): kept for the caller to report; a view never raises over one znode
+        self.problems: list[Any] = []
         self.stats = WalkStats()
 
     # lifecycle ----------------------------------------------------------------------------------------
@@ -102,6 +114,21 @@ class Cluster:
     def kafka_at(self, root: str) -> KafkaCluster:
         return KafkaCluster(self, root)
 
+    def storm_roots(self) -> list[StormRoot]:
+        """Every Storm root on the ensemble, with its topology count."""
+        return [
+            StormRoot(root=root, num_topologies=len(self.children(f"{root}/storms")))
+            for root in self.discover_storm_roots()
+        ]
+
+    def kafka_roots(self) -> list[KafkaRoot]:
+        """Every Kafka chroot on the ensemble, with its broker and topic counts."""
+        rows = []
+        for root in self.discover_kafka_roots():
+            brokers, topics = (len(self.children(join(root, sub))) for sub in ("brokers/ids", "brokers/topics"))
+            rows.append(KafkaRoot(root=root, brokers=brokers, topics=topics))
+        return rows
+
     def discover_storm_roots(self) -> list[str]:
         """Every znode that holds both ``storms`` and ``assignments``."""
         return storm_roots(self.source)
@@ -113,7 +140,7 @@ class Cluster:
     # reads --------------------------------------------------------------------------------------------
 
     def note_problems(self, records: list[Any]) -> None:
-        self.problems.extend(r for r in records if isinstance(r, DecodeFailure | Unreadable))
+        self.problems.extend(r for r in records if isinstance(r, DecodeFailure | Unreadable | DecodeWarning))
 
     def decoded(self, path: str, *, depth: int | None = None, detail: bool = False) -> Iterator[tuple[str, list[Any]]]:
         """(path, records) of every znode under ``path`` (to ``depth``); nothing when ``path`` is absent.
@@ -174,6 +201,71 @@ class Cluster:
         redacted = is_secret_path(znode.path) and not self.show_secrets
         value = None if records or redacted else plain_value(raw.data, znode.encoding)
         return ZnodeDetail(znode, records, value, redacted, None if redacted else raw.data)
+
+    # the nightly snapshot ----------------------------------------------------------------------------
+
+    def snapshot_records(self, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS) -> Iterator[Any]:
+        """Everything a snapshot keeps, from one walk of the whole source: every znode, every decoded
+        record (executor stats included; secrets as the cluster shows them), and the joined rows the views
+        show: workers with host, age and stale flag, brokers known only from replica lists, and per Kafka
+        root the partition health and findings. Workers and the Kafka state are held until the walk
+        ends (the joins need the supervisors, assignments and registrations, in whatever order the
+        source yields them); everything else streams."""
+        from ..collect import KafkaStateBuilder
+        from ..health import kafka_health_records
+
+        now = self.now()
+        builders = [KafkaStateBuilder(root, keep_other=False) for root in self.roots.kafka]
+        workers: list[StormWorker] = []
+        executors: list[StormExecutor] = []
+        supervisors: list[StormSupervisor] = []
+        for path, znode, records in decoded_walk(
+            self.source,
+            "/",
+            roots=self.roots,
+            registry=self.registry,
+            show_secrets=self.show_secrets,
+            detail=True,
+            stats=self.stats,
+        ):
+            if znode is not None:
+                yield znode
+            for record in records:
+                kind = type(record)
+                if kind is StormWorker:
+                    workers.append(record)
+                    continue
+                if kind is StormExecutor:
+                    executors.append(record)
+                elif kind is StormSupervisor:
+                    supervisors.append(record)
+                yield record
+            for builder in builders:
+                if relative_to(path, builder.root) is not None:
+                    builder.add(path, records)  # keep_other=False: only what the joins and rules need
+        yield from join_workers(workers, worker_hosts(executors, supervisors), now, stale_after_secs)
+        for builder in builders:
+            state = builder.state
+            if not state.registered and not state.assignments and state.controller is None:
+                continue  # no Kafka cluster at this root
+            yield from missing_brokers(state.brokers, state.registered, state.assignments)
+            yield from kafka_health_records(state, int(now * 1000))
+
+    def describe_source(self) -> dict[str, Any]:
+        """What was read, for a snapshot's manifest: the ensemble, or the files and what they gave."""
+        plan = getattr(self.source, "plan", None)
+        if plan is not None:
+            return {"zk": "files", "zookeeper_files": plan.describe()}
+        return {"zk": str(self.source.target)}
+
+    def default_name(self) -> str:
+        """A cluster name when none is given: the first ensemble host, or this host for files (the
+        nightly job of a files source runs on a ZooKeeper server)."""
+        if getattr(self.source, "plan", None) is not None or not hasattr(self.source.target, "hosts"):
+            import socket
+
+            return socket.gethostname()
+        return str(self.source.target.hosts[0][0])
 
 
 def plain_value(data: bytes | None, encoding: str) -> Any:

@@ -28,7 +28,6 @@ from ..records import (
     KafkaPartition,
     KafkaReassignment,
     KafkaReplicaAssignment,
-    KafkaRoot,
     KafkaTopic,
 )
 
@@ -70,11 +69,16 @@ def all_brokers(
     decommissioned: ``alive`` false), plus registered ones whose registration could not be decoded
     (``alive`` true, nothing else known), by broker id."""
     rows = list(brokers)
-    known = {b.broker_id for b in rows}
+    return sorted([*rows, *missing_brokers(rows, registered, assignments)], key=lambda b: b.broker_id)
+
+
+def missing_brokers(
+    brokers: Iterable[KafkaBroker], registered: set[int], assignments: Iterable[KafkaReplicaAssignment]
+) -> list[KafkaBroker]:
+    """The rows ``all_brokers`` adds to the decoded registrations: brokers known only by their id."""
+    known = {b.broker_id for b in brokers}
     named = {b for a in assignments for b in a.replicas}
-    for broker_id in sorted((named | registered) - known):
-        rows.append(unknown_broker(broker_id, alive=broker_id in registered))
-    return sorted(rows, key=lambda b: b.broker_id)
+    return [unknown_broker(i, alive=i in registered) for i in sorted((named | registered) - known)]
 
 
 def unknown_broker(broker_id: int, *, alive: bool) -> KafkaBroker:
@@ -126,7 +130,6 @@ class KafkaCluster:
                 for path, records in self.cluster.decoded(self._path(top)):
                     builder.add(path, records)
             self._state = builder.state
-            self.cluster.note_problems(self._state.problems)
         return self._state
 
     # read what they show ------------------------------------------------------------------------------
@@ -233,12 +236,3 @@ class KafkaCluster:
 
     def consumer_owners(self) -> list[KafkaConsumerOwner]:
         return self._other(KafkaConsumerOwner)
-
-
-def kafka_roots_view(cluster: Cluster) -> list[KafkaRoot]:
-    """Every Kafka chroot on the ensemble with its broker and topic counts."""
-    rows = []
-    for root in cluster.discover_kafka_roots():
-        brokers, topics = (len(cluster.children(join(root, sub))) for sub in ("brokers/ids", "brokers/topics"))
-        rows.append(KafkaRoot(root=root, brokers=brokers, topics=topics))
-    return rows

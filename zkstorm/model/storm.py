@@ -22,7 +22,6 @@ from ..records import (
     StormLeaderInfo,
     StormLeaderLatch,
     StormNimbus,
-    StormRoot,
     StormSupervisor,
     StormTopology,
     StormWorker,
@@ -130,6 +129,7 @@ class StormCluster:
     def __init__(self, cluster: Cluster, root: str) -> None:
         self.cluster = cluster
         self.root = root
+        self._ids: dict[str, str] | None = None  # topology id → name, read once per view object
 
     def _path(self, sub: str) -> str:
         return f"{self.root}/{sub}" if sub else self.root
@@ -151,7 +151,9 @@ class StormCluster:
 
     def resolve(self, ident: str) -> str:
         """A topology id from an id or a name; unknown → ``NotFoundError``, ambiguous → ``AmbiguousTopology``."""
-        known = self.topology_ids()
+        if self._ids is not None and ident in self._ids:
+            return ident  # resolved before: a view that takes a resolved id does not read the ids again
+        known = self._ids = self.topology_ids()
         if ident in known:
             return ident
         matches = sorted(tid for tid, name in known.items() if name == ident)
@@ -228,11 +230,3 @@ class StormCluster:
             for path in ("leader-info", f"{self.root.lstrip('/')}/leader-info"):
                 infos += self._records(path, StormLeaderInfo)
         return with_leadership(nimbuses, leader_of(latches, infos))
-
-
-def storm_roots_view(cluster: Cluster) -> list[StormRoot]:
-    """Every Storm root on the ensemble with its topology count."""
-    return [
-        StormRoot(root=root, num_topologies=len(cluster.children(f"{root}/storms")))
-        for root in cluster.discover_storm_roots()
-    ]

@@ -1,0 +1,350 @@
+"""The ``zkstorm`` group: global options, the one error → exit-code handler, logging, and the helpers
+every command shares (the format option, opening the cluster model, emitting rows, warnings).
+
+A command is options, one call into the model (``zkstorm.model``), one emit. Heavy modules (kazoo,
+rich, pyarrow, the decoders) are imported inside the commands so that ``zkstorm --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+import click
+
+from .. import __version__
+from ..errors import ExitCode, UsageError, ZkstormError
+
+log = logging.getLogger("zkstorm")
+
+EXIT_CODES_HELP = """\b
+Exit codes: 0 ok, 1 error, 2 usage, 3 ZooKeeper unreachable or auth refused,
+4 not found, 5 decode failures or unreadable znodes (with --strict), 6 unhealthy
+(with --check), 7 damaged or missing ZooKeeper files (--from-files), 130 interrupted."""
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    click.echo(f"zkstorm: {message}", err=True)
+    sys.exit(code)
+
+
+class ZkstormGroup(click.Group):
+    """Maps every escaping error to one stderr line and its documented exit code; never a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs.setdefault("standalone_mode", True)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(ExitCode.USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+        except click.Abort:
+            _fail("interrupted", ExitCode.INTERRUPTED)
+        except KeyboardInterrupt:
+            _fail("interrupted", ExitCode.INTERRUPTED)
+        except ZkstormError as exc:
+            _fail(str(exc), exc.exit_code)
+        except BrokenPipeError:
+            sys.stderr.close()  # the reader went away (`| head`): not an error worth a message
+            sys.exit(ExitCode.OK)
+        except Exception as exc:  # a bug: say so in one line; -vv shows the traceback
+            log.debug("internal error", exc_info=True)
+            _fail(f"internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback)", ExitCode.ERROR)
+
+
+@dataclass
+class Settings:
+    """The connection and interpretation options shared by every command."""
+
+    zk: str
+    timeout: float
+    auth: str | None
+    tls_ca: str | None
+    tls_cert: str | None
+    tls_key: str | None
+    tls: bool
+    storm_root: str
+    kafka_root: str
+    show_secrets: bool
+    strict: bool
+    from_files: tuple[str, ...] = ()
+    at_zxid: int | None = None
+    best_effort: bool = False
+    opened: Any = None  # the cluster of this command, for its as-of time and what it could not read
+
+    def cluster(self, *, verify_digest: bool = False) -> Any:
+        """The cluster model of this command, on the ensemble or on ZooKeeper's files (``--from-files``;
+        a whole-tree read then checks the replayed tree against the server's digest when
+        ``verify_digest``). Use it as a context manager."""
+        from ..model import Cluster
+
+        self.opened = Cluster(
+            self.source(verify_digest=verify_digest),
+            storm_root=_root(self.storm_root),
+            kafka_root=_root(self.kafka_root),
+            show_secrets=self.show_secrets,
+        )
+        return self.opened
+
+    def source(self, *, verify_digest: bool = False) -> Any:
+        from ..zk import Credentials, ReadOnlySession, TlsOptions, ZkTarget
+
+        if self.from_files:
+            from ..zkfiles.source import FileSource
+
+            return FileSource(
+                self.from_files, at_zxid=self.at_zxid, best_effort=self.best_effort, verify_digest=verify_digest
+            )
+        if self.at_zxid is not None or self.best_effort:
+            raise UsageError("--at-zxid and --best-effort apply only with --from-files")
+        target = ZkTarget.parse(self.zk)
+        credentials = Credentials.from_env(scheme=self.auth)
+        tls = None
+        if self.tls or self.tls_ca or self.tls_cert:
+            tls = TlsOptions(
+                ca=self.tls_ca,
+                certfile=self.tls_cert,
+                keyfile=self.tls_key,
+                keyfile_password=os.environ.get("ZKSTORM_TLS_KEY_PASSWORD"),
+            )
+        return ReadOnlySession(target, timeout=self.timeout, credentials=credentials, tls=tls)
+
+    def source_problems(self) -> list[str]:
+        plan = getattr(self.opened.source, "plan", None) if self.opened is not None else None
+        return list(plan.problems) if plan is not None else []
+
+
+def _root(value: str) -> str:
+    if not value.startswith("/"):
+        raise click.BadParameter(f"roots start with '/': {value!r}")
+    return value.rstrip("/") or "/"
+
+
+class _ZxidType(click.ParamType):
+    name = "zxid"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            zxid = int(value, 0) if str(value).lower().startswith("0x") else int(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a zxid (hex 0x1c8 or decimal 456)", param, ctx)
+        if zxid < 0:
+            self.fail("a zxid is not negative", param, ctx)
+        return zxid
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(level=level, format="zkstorm: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.
+    logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose >= 2 else logging.CRITICAL)
+
+
+@click.group(cls=ZkstormGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="zkstorm")
+@click.option(
+    "--zk",
+    envvar="ZKSTORM_ZK",
+    default="127.0.0.1:2181",
+    show_default=True,
+    help="Ensemble: host:port[,host:port…][/chroot]. Env ZKSTORM_ZK.",
+)
+@click.option(
+    "--timeout",
+    envvar="ZKSTORM_TIMEOUT",
+    type=click.FloatRange(0.1, 3600),
+    default=10.0,
+    show_default=True,
+    help="Seconds to connect, and to wait for any answer.",
+)
+@click.option(
+    "--auth",
+    envvar="ZKSTORM_AUTH",
+    type=click.Choice(["none", "digest", "sasl-digest", "sasl-gssapi"]),
+    default=None,
+    help="Authentication; user and password come from ZKSTORM_USER and "
+    "ZKSTORM_PASSWORD or ZKSTORM_PASSWORD_FILE, never from argv.",
+)
+@click.option("--tls", is_flag=True, envvar="ZKSTORM_TLS", help="Connect with TLS (system CAs unless --tls-ca).")
+@click.option("--tls-ca", envvar="ZKSTORM_TLS_CA", type=click.Path(exists=True, dir_okay=False), help="CA bundle.")
+@click.option(
+    "--tls-cert",
+    envvar="ZKSTORM_TLS_CERT",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Client certificate (PEM).",
+)
+@click.option(
+    "--tls-key",
+    envvar="ZKSTORM_TLS_KEY",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Client key (PEM); its password from ZKSTORM_TLS_KEY_PASSWORD.",
+)
+@click.option(
+    "--storm-root",
+    envvar="ZKSTORM_STORM_ROOT",
+    default="/storm",
+    show_default=True,
+    help="storm.zookeeper.root of the Storm cluster.",
+)
+@click.option(
+    "--kafka-root", envvar="ZKSTORM_KAFKA_ROOT", default="/", show_default=True, help="Chroot of the Kafka cluster."
+)
+@click.option(
+    "--from-files",
+    "from_files",
+    multiple=True,
+    envvar="ZKSTORM_FROM_FILES",
+    type=click.Path(exists=True),
+    help="Read ZooKeeper's own files instead of the ensemble: a dataDir or its version-2 folder, a "
+    "snapshot file, or a snapshot and log files (repeat the option). Env ZKSTORM_FROM_FILES.",
+)
+@click.option(
+    "--at-zxid",
+    type=_ZxidType(),
+    default=None,
+    help="With --from-files: replay the logs up to this zxid (hex 0x… or decimal) instead of to the end.",
+)
+@click.option(
+    "--best-effort",
+    is_flag=True,
+    help="With --from-files: use everything readable up to a damaged file and report the rest.",
+)
+@click.option("--show-secrets", is_flag=True, help="Show credentials, keys and passwords instead of redacting them.")
+@click.option("--strict", is_flag=True, help="Exit 5 when any znode is unreadable or fails to decode.")
+@click.option("-v", "--verbose", count=True, help="-v progress and INFO logs, -vv DEBUG (with kazoo's own logs).")
+@click.pass_context
+def cli(ctx: click.Context, verbose: int, **options: Any) -> None:
+    """Read-only inspector for the Storm and Kafka metadata kept in ZooKeeper."""
+    _setup_logging(verbose)
+    ctx.obj = Settings(**options)
+
+
+# --- helpers the commands share -----------------------------------------------------------------------
+
+
+def format_option(*choices: str, default: str) -> Any:
+    """``-f/--format`` with the command's choices, and ``--json`` as shorthand for ``-f json``."""
+
+    def decorate(fn: Any) -> Any:
+        fn = click.option("--json", "as_json", is_flag=True, help="Shorthand for --format json.")(fn)
+        return click.option(
+            "-f",
+            "--format",
+            "fmt",
+            type=click.Choice(choices),
+            default=default,
+            show_default=True,
+            help="Output format.",
+        )(fn)
+
+    return decorate
+
+
+VIEW_FORMATS = ("table", "json", "jsonl", "csv")
+
+
+def stdout_console() -> Any:
+    from rich.console import Console
+
+    return Console(soft_wrap=False, highlight=False)
+
+
+def stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def warn_about(problems: Iterable[Any]) -> int:
+    """Report unreadable and undecodable znodes on stderr, one line each (Kafka-lenient decodes as notes);
+    return how many were problems."""
+    from ..records import DecodeFailure, DecodeWarning, Unreadable
+
+    count = 0
+    for record in problems:
+        if isinstance(record, Unreadable):
+            click.echo(f"zkstorm: warning: {record.path}: unreadable ({record.reason})", err=True)
+            count += 1
+        elif isinstance(record, DecodeFailure):
+            click.echo(
+                f"zkstorm: warning: {record.path}: cannot decode {record.record_kind}: {record.reason}", err=True
+            )
+            count += 1
+        elif isinstance(record, DecodeWarning):  # decoded the way Kafka would; worth a look, not a failure
+            click.echo(f"zkstorm: note: {record.path}: {record.warning}: {record.detail}", err=True)
+    return count
+
+
+def finish(settings: Settings, *, notes: bool = True) -> None:
+    """Warn about what the command could not read or decode (the cluster's problems; Kafka's lenient
+    decodes too, as notes, unless ``notes`` is off) and what a best-effort read of files left out; exit 5
+    with ``--strict`` if anything could not be read."""
+    from ..records import DecodeWarning
+
+    problems = settings.opened.problems if settings.opened is not None else []
+    count = warn_about(p for p in problems if notes or not isinstance(p, DecodeWarning))
+    for problem in settings.source_problems():
+        click.echo(f"zkstorm: warning: {problem}", err=True)
+    if (count or settings.source_problems()) and settings.strict:
+        sys.exit(ExitCode.DECODE_FAILURES)
+
+
+def emit_rows(
+    settings: Settings,
+    fmt: str,
+    rows: Sequence[Any],
+    primary: type,
+    *,
+    columns: Sequence[str] | None = None,
+    title: str | None = None,
+) -> None:
+    """Write a view's rows in ``fmt``, then report the cluster's problems (``finish``)."""
+    from ..output import emit
+
+    console = stdout_console() if fmt == "table" else None
+    emit(rows, fmt, sys.stdout, primary=primary, console=console, table_columns=columns, title=title)
+    finish(settings)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds."""
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in _UNITS else "s"
+    number = value[:-1] if value[-1:] in _UNITS else value
+    try:
+        return float(number) * _UNITS[unit]
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not a duration like 30s, 15m, 2h, 3d") from None
+
+
+def parse_since(text: str, now: float) -> float:
+    """A duration back from now (``2h``) or an ISO-8601 time (UTC unless it says otherwise) → epoch secs."""
+    from datetime import datetime, timezone
+
+    try:
+        return now - parse_duration(text)
+    except click.BadParameter:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is neither a duration (2h) nor an ISO time (2025-07-08T10:00Z)") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def elapsed_since(started: float) -> float:
+    return time.monotonic() - started

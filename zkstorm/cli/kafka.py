@@ -1,0 +1,199 @@
+"""The ``zkstorm kafka`` views: options, one model call, one emit."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import ExitCode
+from .app import VIEW_FORMATS, Settings, cli, emit_rows, format_option
+
+_DEFAULT_MIN_ISR = click.option(
+    "--default-min-isr",
+    type=click.IntRange(1),
+    default=None,
+    help="The brokers' min.insync.replicas (server.properties is not in ZooKeeper; else 1 is assumed).",
+)
+
+
+@cli.group()
+def kafka() -> None:
+    """Kafka views: brokers, topics, partitions, controller, configs, ACLs, reassignments, consumers, health."""
+
+
+@kafka.command("brokers")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_brokers(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Registered brokers, and unregistered ones still named in replica lists (alive = no)."""
+    from ..records import KafkaBroker
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka.brokers()
+    columns = ["broker_id", "alive", "host", "port", "rack", "version", "registered_at", "endpoints"]
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaBroker, columns=columns)
+
+
+@kafka.command("topics")
+@click.option("--topic", "-t", default=None, help="Only this topic (reads just its znode).")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_topics(settings: Settings, topic: str | None, fmt: str, as_json: bool) -> None:
+    """Every topic: partitions, replication factor, topic id, reassignments in flight."""
+    from ..records import KafkaTopic
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka.topics(topic)
+    columns = ["topic", "partition_count", "replication_factor", "reassigning_partitions", "version", "topic_id"]
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaTopic, columns=columns)
+
+
+@kafka.command("partitions")
+@click.option("--topic", "-t", default=None, help="Only this topic.")
+@click.option("--offline", is_flag=True, help="Only partitions without a live leader.")
+@click.option("--under-replicated", is_flag=True, help="Only partitions whose ISR is smaller than their replicas.")
+@click.option("--under-min-isr", is_flag=True, help="Only partitions below min.insync.replicas (or leaderless).")
+@_DEFAULT_MIN_ISR
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_partitions(
+    settings: Settings,
+    topic: str | None,
+    offline: bool,
+    under_replicated: bool,
+    under_min_isr: bool,
+    default_min_isr: int | None,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Partitions with leader, ISR and health as kafka-topics --describe would judge them."""
+    from ..records import KafkaPartition
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka.partitions(
+            topic=topic,
+            offline=offline,
+            under_replicated=under_replicated,
+            under_min_isr=under_min_isr,
+            default_min_isr=default_min_isr,
+        )
+    columns = [
+        "topic",
+        "partition",
+        "leader",
+        "isr",
+        "replicas",
+        "health",
+        "min_isr",
+        "leader_epoch",
+        "adding_replicas",
+        "removing_replicas",
+    ]
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaPartition, columns=columns)
+
+
+@kafka.command("controller")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_controller(settings: Settings, fmt: str, as_json: bool) -> None:
+    """The active controller and the controller epoch."""
+    from ..records import KafkaController
+
+    with settings.cluster() as cluster:
+        controller, epoch = cluster.kafka.controller()
+    title = f"controller epoch {epoch.epoch if epoch else '?'}"
+    emit_rows(settings, "json" if as_json else fmt, [controller], KafkaController, title=title)
+
+
+@kafka.command("configs")
+@click.option("--type", "entity_type", default=None, help="topics, brokers, users, clients, ips or users/clients.")
+@click.option("--name", "entity_name", default=None, help="Only this entity.")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_configs(
+    settings: Settings, entity_type: str | None, entity_name: str | None, fmt: str, as_json: bool
+) -> None:
+    """Dynamic configs and overrides; SCRAM credentials and passwords redacted unless --show-secrets."""
+    from ..records import KafkaConfig
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka.configs(entity_type=entity_type, entity_name=entity_name)
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaConfig)
+
+
+@kafka.command("acls")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_acls(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every ACL, literal and prefixed."""
+    from ..records import KafkaAcl
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka.acls()
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaAcl)
+
+
+@kafka.command("reassignments")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_reassignments(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Partitions being moved (KIP-455 in the topic znodes, or the legacy admin znode)."""
+    from ..records import KafkaReassignment
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka.reassignments()
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaReassignment)
+
+
+@kafka.command("consumers")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Old (ZooKeeper-based) consumer groups: committed offsets; members and owners too in JSON."""
+    from typing import Any
+
+    from ..records import KafkaConsumerOffset
+
+    fmt = "json" if as_json else fmt
+    with settings.cluster() as cluster:
+        offsets: list[Any] = cluster.kafka.consumer_offsets()
+        members = cluster.kafka.consumer_members()
+        owners = cluster.kafka.consumer_owners()
+    if fmt in ("json", "jsonl"):
+        offsets = [*members, *owners, *offsets]
+    live = sorted({m.group for m in members})
+    title = f"old consumer groups; live: {', '.join(live) or 'none'}"
+    emit_rows(settings, fmt, offsets, KafkaConsumerOffset, title=title)
+
+
+@kafka.command("health")
+@click.option("--check", is_flag=True, help="Exit 6 when any finding is at error level (Nagios-style).")
+@_DEFAULT_MIN_ISR
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, fmt: str, as_json: bool) -> None:
+    """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
+    lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration."""
+    from ..records import KafkaFinding
+
+    with settings.cluster() as cluster:
+        findings = cluster.kafka.health(default_min_isr=default_min_isr)
+    title = f"{len(findings)} findings under {cluster.kafka.root}"
+    emit_rows(
+        settings, "json" if as_json else fmt, findings, KafkaFinding, columns=["level", "kind", "detail"], title=title
+    )
+    if check and any(f.level == "error" for f in findings):
+        sys.exit(ExitCode.UNHEALTHY)
+
+
+@kafka.command("roots")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def kafka_roots(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every Kafka chroot on the ensemble (nodes that hold brokers/ids or brokers/topics)."""
+    from ..records import KafkaRoot
+
+    with settings.cluster() as cluster:
+        rows = cluster.kafka_roots()
+    emit_rows(settings, "json" if as_json else fmt, rows, KafkaRoot)

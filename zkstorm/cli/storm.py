@@ -1,0 +1,199 @@
+"""``zkstorm errors`` and the ``zkstorm storm`` views: options, one model call, one emit."""
+
+from __future__ import annotations
+
+import click
+
+from .app import VIEW_FORMATS, Settings, cli, emit_rows, finish, format_option, parse_duration, parse_since
+
+
+@cli.command()
+@click.argument("topology")
+@click.option("--component", "-c", default=None, help="Only this component (its id, plain or URL-encoded).")
+@click.option("--since", default=None, help="Only errors since a duration ago (2h, 3d) or an ISO time.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="At most N errors (newest first).")
+@click.option("--full", is_flag=True, help="Whole stack traces instead of first lines.")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def errors(
+    settings: Settings,
+    topology: str,
+    component: str | None,
+    since: str | None,
+    limit: int | None,
+    full: bool,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Every error Storm keeps for TOPOLOGY (an id or a name), newest first.
+
+    Storm keeps the last 10 errors per component; in 2.x they are ephemeral and vanish with the worker
+    that reported them, while each component's -last-error survives (shown when its e-node is gone).
+    """
+    from ..records import StormError
+
+    fmt = "json" if as_json else fmt
+    with settings.cluster() as cluster:
+        now = cluster.now()
+        topology_id = cluster.storm.resolve(topology)
+        rows = cluster.storm.errors(
+            topology_id, component=component, since_secs=parse_since(since, now) if since else None, limit=limit
+        )
+    if fmt == "table":
+        from ..render import errors_table
+        from .app import stdout_console
+
+        title = f"{topology_id}: {len(rows)} stored error{'s' if len(rows) != 1 else ''}"
+        console = stdout_console()
+        console.print(errors_table(rows, now, full=full, title=title, width=console.width))
+        finish(settings)
+    else:
+        emit_rows(settings, fmt, rows, StormError)
+
+
+@cli.group()
+def storm() -> None:
+    """Storm views: topologies, supervisors, workers, assignments, nimbuses, roots."""
+
+
+@storm.command("topologies")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every topology with its status, workers and executors."""
+    from ..records import StormTopology
+
+    with settings.cluster() as cluster:
+        rows = cluster.storm.topologies()
+    columns = [
+        "name",
+        "status",
+        "num_workers",
+        "num_executors",
+        "launched_at",
+        "action",
+        "action_wait_secs",
+        "owner",
+        "topology_id",
+    ]
+    emit_rows(settings, "json" if as_json else fmt, rows, StormTopology, columns=columns)
+
+
+@storm.command("supervisors")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every live supervisor (their znodes are ephemeral) with its slots and capacity."""
+    from ..records import StormSupervisor
+
+    with settings.cluster() as cluster:
+        rows = cluster.storm.supervisors()
+    columns = [
+        "hostname",
+        "used_ports",
+        "ports",
+        "uptime_secs",
+        "version",
+        "memory_capacity_mb",
+        "cpu_capacity_pct",
+        "supervisor_id",
+    ]
+    emit_rows(settings, "json" if as_json else fmt, rows, StormSupervisor, columns=columns)
+
+
+@storm.command("workers")
+@click.argument("topology", required=False)
+@click.option(
+    "--stale-after",
+    default="30s",
+    show_default=True,
+    help="A heartbeat older than this is stale (nimbus.task.timeout.secs is 30 by default).",
+)
+@click.option("--stale", "only_stale", is_flag=True, help="Only stale workers.")
+@click.option(
+    "--stats",
+    "with_stats",
+    is_flag=True,
+    help="Instead: every executor counter of the heartbeats (executor, window, stream, metric, value).",
+)
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_workers(
+    settings: Settings,
+    topology: str | None,
+    stale_after: str,
+    only_stale: bool,
+    with_stats: bool,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Worker heartbeats with their age and a stale flag (of TOPOLOGY, or of every topology)."""
+    from ..records import StormExecutorStat, StormWorker
+
+    fmt = "json" if as_json else fmt
+    limit = parse_duration(stale_after)
+    with settings.cluster() as cluster:
+        if with_stats:
+            stats = cluster.storm.executor_stats(topology)
+        else:
+            rows = cluster.storm.workers(topology, stale_after_secs=limit)
+    if with_stats:
+        columns = [
+            "topology_id",
+            "node",
+            "port",
+            "start_task",
+            "end_task",
+            "executor_type",
+            "metric",
+            "window",
+            "stream",
+            "source_component",
+            "value",
+        ]
+        emit_rows(settings, fmt, stats, StormExecutorStat, columns=columns)
+        return
+    if only_stale:
+        rows = [w for w in rows if w.stale]
+    columns = ["host", "port", "age_secs", "stale", "uptime_secs", "num_executor_stats", "topology_id", "node"]
+    emit_rows(settings, fmt, rows, StormWorker, columns=columns)
+
+
+@storm.command("assignment")
+@click.argument("topology")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_assignment(settings: Settings, topology: str, fmt: str, as_json: bool) -> None:
+    """Where every executor of TOPOLOGY runs: task range, host, supervisor, port, start time."""
+    from ..records import StormExecutor
+
+    with settings.cluster() as cluster:
+        topology_id = cluster.storm.resolve(topology)
+        rows = cluster.storm.assignment(topology_id)
+    columns = ["start_task", "end_task", "host", "port", "start_time_secs", "mem_on_heap_mb", "cpu_pct", "node"]
+    emit_rows(settings, "json" if as_json else fmt, rows, StormExecutor, columns=columns, title=topology_id)
+
+
+@storm.command("nimbus")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_nimbus(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Registered nimbuses, and which one leads (the lowest leader-latch sequence)."""
+    from ..records import StormNimbus
+
+    with settings.cluster() as cluster:
+        rows = cluster.storm.nimbuses()
+    columns = ["host", "port", "tls_port", "version", "started_secs", "is_leader"]
+    emit_rows(settings, "json" if as_json else fmt, rows, StormNimbus, columns=columns)
+
+
+@storm.command("roots")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_roots(settings: Settings, fmt: str, as_json: bool) -> None:
+    """Every Storm root on the ensemble (nodes that hold both storms and assignments)."""
+    from ..records import StormRoot
+
+    with settings.cluster() as cluster:
+        rows = cluster.storm_roots()
+    emit_rows(settings, "json" if as_json else fmt, rows, StormRoot)

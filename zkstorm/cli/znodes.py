@@ -1,0 +1,117 @@
+"""``zkstorm tree`` and ``zkstorm get``: the tree as ZooKeeper holds it, and one znode in full."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import click
+
+from .app import Settings, cli, finish, format_option, log, stdout_console
+
+
+@cli.command()
+@click.argument("path", default="/")
+@click.option("--depth", type=click.IntRange(0), default=None, help="Stop this many levels below PATH.")
+@format_option("tree", "json", "jsonl", "csv", default="tree")
+@click.pass_obj
+def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bool) -> None:
+    """Walk the tree from PATH: child counts, sizes, ephemeral nodes, decoded summaries."""
+    from ..records import Znode
+
+    fmt = "json" if as_json else fmt
+    started = time.monotonic()
+    with settings.cluster() as cluster:
+        records = _only_tree_records(cluster.walk(path, depth=depth))
+        if fmt == "tree":
+            from ..records import Unreadable
+            from ..render import znode_tree
+
+            everything = list(records)
+            rendered = znode_tree(
+                [r for r in everything if isinstance(r, Znode)], [r for r in everything if isinstance(r, Unreadable)]
+            )
+            if rendered is not None:
+                stdout_console().print(rendered)
+        else:
+            from ..output import emit
+
+            emit(records, fmt, sys.stdout, primary=Znode)
+    stats = cluster.stats
+    log.info(
+        "walked %d znodes in %.2fs (%d requests, %d vanished, %d unreadable, %d retries)",
+        stats.znodes,
+        time.monotonic() - started,
+        stats.requests,
+        stats.vanished,
+        stats.unreadable,
+        stats.retries,
+    )
+    finish(settings, notes=False)
+
+
+def _only_tree_records(records: Iterator[Any]) -> Iterator[Any]:
+    """``tree`` shows znodes and failures; decoded records belong to the per-system commands."""
+    from ..records import DecodeFailure, Unreadable, Znode
+
+    for record in records:
+        if isinstance(record, Znode | Unreadable | DecodeFailure):
+            yield record
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--raw", is_flag=True, help="Add a hexdump of the bytes.")
+@format_option("table", "json", default="table")
+@click.pass_obj
+def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> None:
+    """Show one znode: its stat, encoding and decoded value."""
+    fmt = "json" if as_json else fmt
+    with settings.cluster() as cluster:
+        detail = cluster.get(path)
+    raw_hex = None
+    if raw and detail.znode.data_length:
+        raw_hex = (
+            "(hidden: this znode holds secrets; add --show-secrets)" if detail.redacted else (detail.data or b"").hex()
+        )
+    if fmt == "json":
+        import json
+
+        from ..schema import kind_name, to_jsonable
+
+        document = {
+            "znode": to_jsonable(detail.znode),
+            "records": [{"kind": kind_name(type(r)), **to_jsonable(r)} for r in detail.records],
+            "value": detail.value,
+            "redacted": detail.redacted and not detail.records,
+            "raw_hex": raw_hex,
+        }
+        click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    else:
+        _print_get_table(detail, raw, raw_hex)
+    finish(settings, notes=False)
+
+
+def _print_get_table(detail: Any, raw: bool, raw_hex: str | None) -> None:
+    import json
+
+    from ..render import hexdump, key_value_table, record_table
+    from ..schema import to_jsonable
+
+    console = stdout_console()
+    console.print(key_value_table(to_jsonable(detail.znode).items()))
+    for kind in dict.fromkeys(type(r) for r in detail.records):
+        console.print(record_table([r for r in detail.records if type(r) is kind], kind, title=kind.__name__))
+    if detail.redacted and not detail.records:
+        console.print("value: (redacted: this znode holds secrets; add --show-secrets)")
+    elif detail.value is not None:
+        value = detail.value
+        console.print(
+            value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False), markup=False
+        )
+    if raw and not detail.redacted and detail.data:
+        console.print(hexdump(detail.data), markup=False)
+    elif raw_hex:
+        console.print(raw_hex, markup=False)
