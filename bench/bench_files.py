@@ -27,7 +27,7 @@ from benchlib import sequential_kazoo_walk, write_result
 def offline_read(data_dir: Path, as_znodes: bool) -> tuple[int, float, dict]:
     from zkstorm.collect import to_znode
     from zkstorm.decode.sniff import detect_encoding
-    from zkstorm.zkfiles.source import FileSource
+    from zkstorm.sources.files.source import FileSource
 
     started = time.perf_counter()
     count = 0
@@ -43,7 +43,7 @@ def offline_read(data_dir: Path, as_znodes: bool) -> tuple[int, float, dict]:
 
 
 def live_walk(connect: str) -> tuple[int, float]:
-    from zkstorm.zk import ReadOnlySession
+    from zkstorm.sources.live import ReadOnlySession
 
     started = time.perf_counter()
     with ReadOnlySession(connect, timeout=30) as session:

@@ -37,8 +37,8 @@ def zkstorm_tree_jsonl(connect: str, multiread: bool = True) -> int:
 def storm_walk_and_decode(connect: str) -> tuple[int, float, float]:
     """Walk the Storm root keeping the raw nodes (walk time), then decode each (decode time)."""
     from zkstorm.collect import decode_node
-    from zkstorm.paths import Roots
-    from zkstorm.zk import RawNode, ReadOnlySession
+    from zkstorm.layout import Roots
+    from zkstorm.sources.live import RawNode, ReadOnlySession
 
     roots = Roots(storm=("/storm",), kafka=())
     with ReadOnlySession(connect, timeout=30) as session:

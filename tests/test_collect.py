@@ -6,7 +6,7 @@ import dataclasses
 
 from zkstorm.collect import to_znode
 from zkstorm.records import Znode
-from zkstorm.zk import RawNode, Stat
+from zkstorm.sources.base import RawNode, Stat
 
 
 def test_to_znode_sets_every_field_as_the_dataclass_would() -> None:

@@ -9,9 +9,9 @@ from tests.fixtures import manifest
 from zkstorm.collect import decode_node
 from zkstorm.decode.registry import REGISTRY
 from zkstorm.decode.sniff import detect_encoding
-from zkstorm.paths import Roots
+from zkstorm.layout import Roots
 from zkstorm.records import RECORD_TYPES, DecodeFailure
-from zkstorm.zk import RawNode, Stat
+from zkstorm.sources.base import RawNode, Stat
 
 ROOTS = Roots(
     storm=("/storm", "/storm1", "/storm-next", "/storm-plain", "/legacy-storm"),

@@ -14,7 +14,7 @@ from tests.fixtures import expected, manifest
 from tests.test_cli import run
 from zkstorm.collect import decode_node
 from zkstorm.errors import ExitCode
-from zkstorm.paths import Roots
+from zkstorm.layout import Roots
 from zkstorm.records import (
     DecodeFailure,
     DecodeWarning,
@@ -34,7 +34,7 @@ from zkstorm.records import (
     KafkaReplicaAssignment,
     KafkaTopic,
 )
-from zkstorm.zk import RawNode, Stat
+from zkstorm.sources.base import RawNode, Stat
 
 CLUSTERS = {"cluster-2x-chroot": "/kafka-prod", "cluster-08-root": "/", "migrated-kraft": "/clusters/analytics"}
 STAT = Stat(5, 5, 1000, 2000, 3, 0, 0, 0, 0, 0, 5)

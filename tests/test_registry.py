@@ -9,9 +9,9 @@ import pytest
 from zkstorm.collect import decode_node
 from zkstorm.decode.registry import Registry
 from zkstorm.errors import DecodeError
-from zkstorm.paths import Roots, is_secret_path
+from zkstorm.layout import Roots, is_secret_path
 from zkstorm.records import DecodeFailure
-from zkstorm.zk import RawNode, Stat
+from zkstorm.sources.base import RawNode, Stat
 
 STAT = Stat(1, 1, 0, 0, 0, 0, 0, 0, 5, 0, 1)
 

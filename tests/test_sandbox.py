@@ -14,8 +14,8 @@ from zkstorm.decode.sniff import detect_encoding
 from zkstorm.decode.thrift import is_thrift_struct
 from zkstorm.records import Znode
 from zkstorm.sandbox import Sandbox, seed
+from zkstorm.sources.live import ReadOnlySession
 from zkstorm.synth import cluster, java_url_encode
-from zkstorm.zk import ReadOnlySession
 
 NOW = 1795300000
 

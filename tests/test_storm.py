@@ -10,7 +10,7 @@ import pytest
 
 from tests.fixtures import FIXTURES, expected, folder
 from zkstorm.collect import decode_node
-from zkstorm.paths import Roots
+from zkstorm.layout import Roots
 from zkstorm.records import (
     DecodeFailure,
     StormBackpressure,
@@ -31,7 +31,7 @@ from zkstorm.records import (
     StormTopology,
     StormWorker,
 )
-from zkstorm.zk import RawNode, Stat
+from zkstorm.sources.base import RawNode, Stat
 
 STAT = Stat(1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1)
 STORM_ROOTS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from zkstorm.errors import ZookeeperError
-from zkstorm.zk import ReadOnlySession, TlsOptions
+from zkstorm.sources.live import ReadOnlySession, TlsOptions
 from zkstorm.zkserver import ZkServer, free_port
 
 

@@ -14,7 +14,7 @@ from kazoo.security import make_digest_acl
 from tests.conftest import SASL_PASSWORD, SASL_USER, Chroot, load_cluster
 from tests.fixtures import SERVER_NODES, all_clusters, manifest
 from zkstorm.errors import NotFoundError, ZookeeperError
-from zkstorm.zk import Credentials, Denied, RawNode, ReadOnlySession, ReadOnlyViolation, WalkStats, ZkTarget
+from zkstorm.sources.live import Credentials, Denied, RawNode, ReadOnlySession, ReadOnlyViolation, WalkStats, ZkTarget
 
 
 def _walk(zk: str, path: str = "/", **kwargs: object) -> tuple[list[RawNode | Denied], WalkStats]:

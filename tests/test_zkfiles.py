@@ -22,12 +22,12 @@ from tests.fixtures import FIXTURES as SHARED_FIXTURES
 from tests.fixtures import zkfiles_expected
 from tests.test_cli import run
 from zkstorm.errors import ExitCode, FilesError, NotFoundError
-from zkstorm.zk import ReadOnlySession
-from zkstorm.zkfiles import snapfile, txnlog
-from zkstorm.zkfiles.jute import ephemeral_type
-from zkstorm.zkfiles.snapfile import SnapshotFile
-from zkstorm.zkfiles.source import FileSource
-from zkstorm.zkfiles.txnlog import ERROR, LogFile, Multi
+from zkstorm.sources.files import snapfile, txnlog
+from zkstorm.sources.files.jute import ephemeral_type
+from zkstorm.sources.files.snapfile import SnapshotFile
+from zkstorm.sources.files.source import FileSource
+from zkstorm.sources.files.txnlog import ERROR, LogFile, Multi
+from zkstorm.sources.live import ReadOnlySession
 
 FIXTURES = SHARED_FIXTURES / "zkfiles"
 EXPECTED = zkfiles_expected()
@@ -519,8 +519,8 @@ def test_snapshot_from_files_records_its_source(tmp_path: Path) -> None:
 
 def test_a_pre_36_close_session_deletes_what_the_session_owns() -> None:
     """Logs before 3.6 carry no paths2Delete: the session's ephemerals are found by owner."""
-    from zkstorm.zkfiles.replay import OWNER, PZXID, Overlay
-    from zkstorm.zkfiles.txnlog import CLOSE_SESSION, CloseSession, Txn
+    from zkstorm.sources.files.replay import OWNER, PZXID, Overlay
+    from zkstorm.sources.files.txnlog import CLOSE_SESSION, CloseSession, Txn
 
     session, other = 0x0100000000000007, 0x0100000000000008
     overlay = Overlay()
@@ -551,7 +551,7 @@ def test_a_pre_36_close_session_deletes_what_the_session_owns() -> None:
 def _whole_tree_replay(snapshot: Path, txns: list[Any]) -> dict[str, tuple[Any, ...]]:
     """The plain algorithm, as an oracle: every snapshot node in one overlay, every txn applied to it,
     then the nodes still reachable from the root."""
-    from zkstorm.zkfiles.replay import DATA, Overlay, parent_of
+    from zkstorm.sources.files.replay import DATA, Overlay, parent_of
 
     overlay = Overlay()
     for path, data, fields, _ in file_records(SnapshotFile(str(snapshot))):
@@ -599,8 +599,8 @@ def test_node_by_node_replay_equals_whole_tree_replay_at_every_tenth_txn(variant
 def test_pre_36_close_sessions_find_their_ephemerals_node_by_node(variant: str) -> None:
     """Before 3.6 a closeSession does not list the session's ephemerals: the logs are read as such a
     server wrote them (lists dropped), and the ephemerals must still go, as in the whole-tree replay."""
-    from zkstorm.zkfiles.replay import Replay
-    from zkstorm.zkfiles.txnlog import CloseSession
+    from zkstorm.sources.files.replay import Replay
+    from zkstorm.sources.files.txnlog import CloseSession
 
     var = EXPECTED["variants"][variant]
     snapshot = folder(variant) / var["older_snapshot"]
@@ -623,8 +623,8 @@ def test_a_parent_whose_data_is_set_still_loses_an_ephemeral_child_to_a_pre_36_c
     holds an ephemeral (their sessions closed before the servers stopped), so a leaf of one is made one."""
     import struct
 
-    from zkstorm.zkfiles.replay import Replay
-    from zkstorm.zkfiles.txnlog import CloseSession, SetData, Txn
+    from zkstorm.sources.files.replay import Replay
+    from zkstorm.sources.files.txnlog import CloseSession, SetData, Txn
 
     var = EXPECTED["variants"]["zk395-plain"]
     original = folder("zk395-plain") / var["newest_snapshot"]

@@ -16,7 +16,7 @@ from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
 from .errors import DecodeError
 from .health import KafkaState
-from .paths import DEFAULT_ROOTS, Roots, relative_to
+from .layout import DEFAULT_ROOTS, Roots, relative_to
 from .records import (
     DecodeFailure,
     DecodeWarning,
@@ -35,7 +35,7 @@ from .records import (
     Unreadable,
     Znode,
 )
-from .zk import Denied, RawNode, ReadOnlySession, WalkStats
+from .sources.base import Denied, RawNode, Source, WalkStats
 
 
 def to_znode(raw: RawNode, encoding: str, summary: str | None = None, status: str = "not-decoded") -> Znode:
@@ -112,7 +112,7 @@ def decode_node(
 
 
 def decoded_walk(
-    session: ReadOnlySession,
+    session: Source,
     path: str,
     *,
     roots: Roots,
@@ -133,7 +133,7 @@ def decoded_walk(
 
 
 def walk(
-    session: ReadOnlySession,
+    session: Source,
     path: str = "/",
     *,
     depth: int | None = None,
@@ -154,7 +154,7 @@ def walk(
 # --- root discovery -----------------------------------------------------------------------------
 
 
-def storm_roots(session: ReadOnlySession, max_depth: int = 4) -> list[str]:
+def storm_roots(session: Source, max_depth: int = 4) -> list[str]:
     """Every znode that holds both ``storms`` and ``assignments``: the Storm roots on this ensemble."""
     parents: dict[str, set[str]] = {}
     for item in session.walk("/", max_depth=max_depth):
@@ -210,7 +210,7 @@ class KafkaStateBuilder:
                 state.other.append(record)
 
 
-def kafka_roots(session: ReadOnlySession, max_depth: int = 5) -> list[str]:
+def kafka_roots(session: Source, max_depth: int = 5) -> list[str]:
     """Every znode holding ``brokers/ids`` or ``brokers/topics``: the Kafka chroots on this ensemble."""
     found = set()
     for item in session.walk("/", max_depth=max_depth):

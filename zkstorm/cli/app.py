@@ -94,10 +94,10 @@ class Settings:
         return self.opened
 
     def source(self, *, verify_digest: bool = False) -> Any:
-        from ..zk import Credentials, ReadOnlySession, TlsOptions, ZkTarget
+        from ..sources.live import Credentials, ReadOnlySession, TlsOptions, ZkTarget
 
         if self.from_files:
-            from ..zkfiles.source import FileSource
+            from ..sources.files.source import FileSource
 
             return FileSource(
                 self.from_files, at_zxid=self.at_zxid, best_effort=self.best_effort, verify_digest=verify_digest

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import DecodeError
-from ..paths import KAFKA
+from ..layout import KAFKA
 from ..records import (
     DecodeWarning,
     KafkaAcl,

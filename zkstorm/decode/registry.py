@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..paths import Roots, matches
+from ..layout import Roots, matches
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from ..errors import DecodeError
-from ..paths import STORM
+from ..layout import STORM
 from ..records import (
     StormBackpressure,
     StormBlob,

@@ -24,11 +24,11 @@ def connect(
 ) -> Cluster:
     """A ``Cluster`` on a live ensemble (``host:port[,host:port…][/chroot]``), read-only by construction.
 
-    ``credentials`` is a ``zkstorm.zk.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
-    ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.zk.TlsOptions``. Use it as a
+    ``credentials`` is a ``zkstorm.sources.live.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
+    ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.sources.live.TlsOptions``. Use it as a
     context manager, or call ``open()`` and ``close()``.
     """
-    from ..zk import ReadOnlySession
+    from ..sources.live import ReadOnlySession
 
     session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls)
     return Cluster(session, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets)
@@ -45,7 +45,7 @@ def from_files(
 ) -> Cluster:
     """A ``Cluster`` on a ZooKeeper server's own files: a dataDir (or its ``version-2``), a snapshot, or a
     snapshot and logs, replayed to the end or to ``at_zxid``. No load on the ensemble."""
-    from ..zkfiles.source import FileSource
+    from ..sources.files.source import FileSource
 
     source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
     return Cluster(source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets)

@@ -23,7 +23,7 @@ from typing import Any
 from ..collect import decode_node, decoded_walk, kafka_roots, storm_roots
 from ..decode.registry import REGISTRY, Registry
 from ..errors import NotFoundError
-from ..paths import Roots, is_secret_path, join, relative_to
+from ..layout import Roots, is_secret_path, join, relative_to
 from ..records import (
     DecodeFailure,
     DecodeWarning,
@@ -35,7 +35,7 @@ from ..records import (
     Unreadable,
     Znode,
 )
-from ..zk import RawNode, WalkStats
+from ..sources.base import RawNode, Source, WalkStats
 from .kafka import KafkaCluster, missing_brokers
 from .storm import DEFAULT_STALE_AFTER_SECS, StormCluster, join_workers, worker_hosts
 
@@ -61,7 +61,7 @@ class Cluster:
 
     def __init__(
         self,
-        source: Any,
+        source: Source,
         *,
         storm_root: str = "/storm",
         kafka_root: str = "/",
@@ -253,19 +253,11 @@ class Cluster:
 
     def describe_source(self) -> dict[str, Any]:
         """What was read, for a snapshot's manifest: the ensemble, or the files and what they gave."""
-        plan = getattr(self.source, "plan", None)
-        if plan is not None:
-            return {"zk": "files", "zookeeper_files": plan.describe()}
-        return {"zk": str(self.source.target)}
+        return self.source.describe()
 
     def default_name(self) -> str:
-        """A cluster name when none is given: the first ensemble host, or this host for files (the
-        nightly job of a files source runs on a ZooKeeper server)."""
-        if getattr(self.source, "plan", None) is not None or not hasattr(self.source.target, "hosts"):
-            import socket
-
-            return socket.gethostname()
-        return str(self.source.target.hosts[0][0])
+        """A cluster name when none is given (the source knows: an ensemble host, or this host)."""
+        return self.source.default_cluster_name()
 
 
 def plain_value(data: bytes | None, encoding: str) -> Any:

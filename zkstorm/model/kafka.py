@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError
 from ..health import KafkaState, kafka_findings, kafka_partitions
-from ..paths import join
+from ..layout import join
 from ..records import (
     KafkaAcl,
     KafkaBroker,

@@ -21,8 +21,8 @@ from typing import Any, BinaryIO, Protocol, cast
 
 from zlib_ng import zlib_ng
 
-from ..errors import FilesError
-from ..zk import RawNode, Stat
+from ...errors import FilesError
+from ..base import RawNode, Stat
 from .jute import (
     ACL_KEY_AND_STAT,
     FILE_HEADER,

@@ -21,9 +21,10 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from .errors import NotFoundError, UsageError, ZkstormError, ZookeeperError
+from ..errors import NotFoundError, UsageError, ZkstormError, ZookeeperError
+from .base import Denied, RawNode, Stat, WalkStats
 
 
 class BadConnectString(ZookeeperError):
@@ -123,37 +124,6 @@ class TlsOptions:
     keyfile: str | None = None
     keyfile_password: str | None = field(default=None, repr=False)
     verify: bool = True
-
-
-class Stat(NamedTuple):
-    """ZooKeeper's Stat, in wire order (kazoo's ``ZnodeStat`` has the same fields)."""
-
-    czxid: int
-    mzxid: int
-    ctime: int
-    mtime: int
-    version: int
-    cversion: int
-    aversion: int
-    ephemeralOwner: int
-    dataLength: int
-    numChildren: int
-    pzxid: int
-
-
-class RawNode(NamedTuple):
-    """What the walker yields per readable znode: path (as seen through the chroot), stat, data."""
-
-    path: str
-    stat: Stat
-    data: bytes | None
-
-
-class Denied(NamedTuple):
-    """A znode the server would not let us read (NoAuth) or answered with another error."""
-
-    path: str
-    reason: str
 
 
 # --- multiRead (OpCode 22, ZooKeeper 3.6+) -----------------------------------------------------------
@@ -267,15 +237,6 @@ def _read_only_client_class() -> type:
             return super()._call(request, async_object)
 
     return ReadOnlyKazooClient
-
-
-@dataclass
-class WalkStats:
-    znodes: int = 0
-    vanished: int = 0  # deleted between list and get: a normal race, counted and skipped
-    unreadable: int = 0
-    requests: int = 0
-    retries: int = 0
 
 
 class ReadOnlySession:
@@ -413,6 +374,14 @@ class ReadOnlySession:
                 if time.monotonic() >= deadline:
                     raise ZookeeperError(f"lost the ZooKeeper connection and could not resume: {exc!r}") from None
                 self._wait_connected(deadline)
+
+    def describe(self) -> dict[str, Any]:
+        """The ensemble read, for a snapshot's manifest (credentials never appear in it)."""
+        return {"zk": str(self.target)}
+
+    def default_cluster_name(self) -> str:
+        """The first ensemble host: what operators call a cluster when they name it by its ZooKeeper."""
+        return str(self.target.hosts[0][0])
 
     def get(self, path: str) -> RawNode:
         data, stat = self._retrying(self._require().get, path)

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ..errors import FilesError
+from ...errors import FilesError
 from .jute import (
     FILE_HEADER,
     INT,

@@ -20,8 +20,8 @@ from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from ..errors import FilesError, NotFoundError, UsageError
-from ..zk import RawNode, WalkStats
+from ...errors import FilesError, NotFoundError, UsageError
+from ..base import RawNode, WalkStats
 from .replay import DATA, OWNER, Replay
 from .snapfile import (
     FRAME_CHILDREN,
@@ -474,6 +474,17 @@ class FileSource:
     ) -> Iterator[RawNode]:
         """``ReadOnlySession.walk`` over the files: the same values, in file order (children unsorted)."""
         return self.nodes(path, max_depth, stats=stats, must_exist=True)
+
+    def describe(self) -> dict[str, Any]:
+        """The files read and what they gave, for a snapshot's manifest."""
+        plan, _ = self._require()
+        return {"zk": "files", "zookeeper_files": plan.describe()}
+
+    def default_cluster_name(self) -> str:
+        """This host: the nightly job of a files source runs on the ZooKeeper server that wrote them."""
+        import socket
+
+        return socket.gethostname()
 
     def get(self, path: str) -> RawNode:
         for raw in self.nodes(path, 0):

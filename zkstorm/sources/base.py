@@ -1,0 +1,90 @@
+"""The source contract: what the cluster model needs from wherever the tree comes from.
+
+Two sources implement it, the live read-only session (``sources.live``) and ZooKeeper's own snapshot
+and log files (``sources.files``); neither imports the other, both import this module. The model
+(``zkstorm.model``) is written against ``Source`` only, so every view works on both unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+
+class Stat(NamedTuple):
+    """ZooKeeper's Stat, in wire order (kazoo's ``ZnodeStat`` has the same fields)."""
+
+    czxid: int
+    mzxid: int
+    ctime: int
+    mtime: int
+    version: int
+    cversion: int
+    aversion: int
+    ephemeralOwner: int
+    dataLength: int
+    numChildren: int
+    pzxid: int
+
+
+class RawNode(NamedTuple):
+    """What a source yields per readable znode: path (as seen through the chroot), stat, data."""
+
+    path: str
+    stat: Stat
+    data: bytes | None
+
+
+class Denied(NamedTuple):
+    """A znode the server would not let us read (NoAuth) or answered with another error."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class WalkStats:
+    """Counters a walk fills in as it goes, for the summary line on stderr and the snapshot manifest."""
+
+    znodes: int = 0
+    vanished: int = 0  # deleted between list and get: a normal race, counted and skipped
+    unreadable: int = 0
+    requests: int = 0
+    retries: int = 0
+
+
+class Source(Protocol):
+    """Read-only access to one ZooKeeper tree.
+
+    ``get`` and ``get_children`` raise ``NotFoundError`` for a path that does not exist. ``walk`` yields
+    every node under ``path`` (``path`` included) down to ``max_depth`` levels below it, each once, with
+    ``Denied`` for one the source may not read; its order is the source's own (the live walk is
+    breadth-first in name order, the files in file order), so callers never rely on it.
+    """
+
+    def connect(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def get(self, path: str) -> RawNode: ...
+
+    def get_children(self, path: str) -> list[str]: ...
+
+    def exists(self, path: str) -> bool: ...
+
+    def walk(
+        self, path: str = "/", *, max_depth: int | None = None, stats: WalkStats | None = None
+    ) -> Iterator[RawNode | Denied]: ...
+
+    def as_of(self) -> float:
+        """When the state read was current, in epoch seconds."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What was read, for a snapshot's manifest."""
+        ...
+
+    def default_cluster_name(self) -> str:
+        """A cluster name when the user gives none."""
+        ...
