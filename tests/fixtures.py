@@ -60,3 +60,27 @@ def zkfiles_expected() -> dict[str, Any]:
 
 def all_clusters() -> list[tuple[str, str]]:
     return [("storm", n) for n in STORM_FOLDERS] + [("kafka", n) for n in KAFKA_FOLDERS]
+
+
+def distinct_errors(system_znodes: dict[str, Any], root: str) -> list[tuple[str, str, int]]:
+    """The errors a Storm fixture stores under ``root``, each once, as (path, error, time): every e-node,
+    and a component's ``-last-error`` only when no e-node of that component repeats it (Storm writes
+    the last error twice; the second copy is not a second error). Computed from the expected values,
+    independently of the code under test."""
+    enodes, lasts = [], []
+    for path, entry in system_znodes.items():
+        if not path.startswith(root + "/") or entry["record_type"] not in ("ErrorInfo", "error map"):
+            continue
+        value = entry["value"]
+        error = value.get("error", value.get(":error"))
+        when = int(value.get("error_time_secs", value.get(":time-secs")))
+        component = (
+            path.rsplit("/", 2)[-2]
+            if not path.endswith("-last-error")
+            else path.rsplit("/", 1)[1][: -len("-last-error")]
+        )
+        (lasts if path.endswith("-last-error") else enodes).append((path, component, error, when))
+    once = [(p, e, w) for p, _, e, w in enodes]
+    seen = {(c, e, w) for _, c, e, w in enodes}
+    once += [(p, e, w) for p, c, e, w in lasts if (c, e, w) not in seen]
+    return once

@@ -203,7 +203,7 @@ def _health(zk: str, *extra: str) -> list[dict[str, Any]]:
 
 
 def _facts(findings: list[dict[str, Any]], kind: str) -> set[tuple[str, int]]:
-    return {(f["topic"], f["partition"]) for f in findings if f["kind"] == kind}
+    return {(f["topic"], f["partition"]) for f in findings if f["finding"] == kind}
 
 
 @pytest.mark.parametrize("name", ["cluster-2x-chroot", "cluster-08-root"])
@@ -213,7 +213,7 @@ def test_health_reproduces_every_expected_fact(writer: KazooClient, zk_root: Chr
     zk = zk_root.zk + (CLUSTERS[name] if CLUSTERS[name] != "/" else "")
     findings = _health(zk)
     for f in findings:
-        assert {"kind", "topic", "partition", "broker_id", "detail", "level"} <= set(f)
+        assert {"finding", "topic", "partition", "broker_id", "detail", "level"} <= set(f)
 
     def pairs(key: str) -> set[tuple[str, int]]:
         return {(x["topic"], x["partition"]) for x in exp[key]}
@@ -226,17 +226,17 @@ def test_health_reproduces_every_expected_fact(writer: KazooClient, zk_root: Chr
     assert _facts(findings, "reassignment_in_flight") == pairs("reassignments_in_flight")
     assert _facts(findings, "unregistered_replicas") == pairs("partitions_with_unregistered_replicas")
     assert not _facts(findings, "under_replicated") & pairs("not_under_replicated_thanks_to_kip455")
-    unregistered = {f["broker_id"] for f in findings if f["kind"] == "unregistered_broker"}
+    unregistered = {f["broker_id"] for f in findings if f["finding"] == "unregistered_broker"}
     assert unregistered == set(exp["unregistered_broker_ids_in_replica_lists"])
-    misled = {f["broker_id"] for f in findings if f["kind"] == "leader_imbalance"}
+    misled = {f["broker_id"] for f in findings if f["finding"] == "leader_imbalance"}
     assert misled == {x["leader"] for x in exp["preferred_leader_imbalance"]}
-    deletions = {f["topic"] for f in findings if f["kind"] == "topic_deletion_pending"}
+    deletions = {f["topic"] for f in findings if f["finding"] == "topic_deletion_pending"}
     assert deletions == set(exp["topics_pending_deletion"])
     for entry in exp["under_min_isr_partitions"]:
         detail = next(
             f["detail"]
             for f in findings
-            if f["kind"] == "under_min_isr" and (f["topic"], f["partition"]) == (entry["topic"], entry["partition"])
+            if f["finding"] == "under_min_isr" and (f["topic"], f["partition"]) == (entry["topic"], entry["partition"])
         )
         source = {
             "topic_override": "topic override",
@@ -248,7 +248,8 @@ def test_health_reproduces_every_expected_fact(writer: KazooClient, zk_root: Chr
         detail = next(
             f["detail"]
             for f in findings
-            if f["kind"] == "offline_partition" and (f["topic"], f["partition"]) == (entry["topic"], entry["partition"])
+            if f["finding"] == "offline_partition"
+            and (f["topic"], f["partition"]) == (entry["topic"], entry["partition"])
         )
         assert all(str(b) in detail for b in entry["isr"])  # names the dead last-ISR broker
 
@@ -287,15 +288,15 @@ def test_default_min_isr_is_stated_or_assumed(writer: KazooClient, zk_root: Chro
     assumed = _health(zk_root.zk)
     assert _facts(assumed, "under_min_isr") == set()
     strict = json.loads(run("--zk", zk_root.zk, "kafka", "health", "--default-min-isr", "3", "-f", "json").stdout)
-    details = [f["detail"] for f in strict if f["kind"] == "under_min_isr"]
+    details = [f["detail"] for f in strict if f["finding"] == "under_min_isr"]
     assert details and any("stated default" in d for d in details)
-    assert any("topic override" in f["detail"] for f in strict if f["kind"] in ("under_min_isr", "at_min_isr"))
+    assert any("topic override" in f["detail"] for f in strict if f["finding"] in ("under_min_isr", "at_min_isr"))
 
 
 def test_kraft_migrated_tree_is_history_not_an_outage(writer: KazooClient, zk_root: Chroot) -> None:
     load_cluster(writer, zk_root.path, "kafka", "migrated-kraft")
     findings = _health(zk_root.zk + "/clusters/analytics")
-    kinds = {f["kind"] for f in findings}
+    kinds = {f["finding"] for f in findings}
     assert kinds == {"kraft_migration"}
     assert "history" in findings[0]["detail"] and str(3002) in findings[0]["detail"]
     assert run("--zk", zk_root.zk + "/clusters/analytics", "kafka", "health", "--check").exit_code == 0

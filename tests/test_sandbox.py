@@ -78,7 +78,7 @@ def test_seeded_kafka_cluster_has_the_promised_incidents(zk_root: Chroot) -> Non
     seed(zk_root.zk, cluster(scale=1, now=NOW))
     runner = CliRunner()
     args = ["--zk", zk_root.zk, "--kafka-root", "/kafka", "kafka", "health", "-f", "json"]
-    kinds = {f["kind"] for f in json.loads(runner.invoke(cli, args).stdout)}
+    kinds = {f["finding"] for f in json.loads(runner.invoke(cli, args).stdout)}
     assert {
         "offline_partition",
         "under_replicated",

@@ -18,7 +18,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
-from tests.fixtures import expected
+from tests.fixtures import distinct_errors, expected
 from tests.test_cli import ENV, run
 from tests.test_output import SAMPLES
 from zkstorm.errors import ExitCode
@@ -57,10 +57,9 @@ def test_snapshot_of_fixture_clusters_equals_expected(storm_and_kafka: Chroot, t
     storm = expected("storm", "storm2")["znodes"]
     kafka = expected("kafka", "cluster-2x-chroot")
 
-    errors = read(out, "storm_errors")
-    stored = [v["value"] for v in storm.values() if v["record_type"] == "ErrorInfo"]
+    errors = read(out, "storm_errors")  # each error once, as `zkstorm errors` lists them
     assert sorted((e["error"], e["time_secs"]) for e in errors) == sorted(
-        (v["error"], v["error_time_secs"]) for v in stored
+        (error, when) for _, error, when in distinct_errors(storm, "/storm")
     )
     topologies = read(out, "storm_topologies")
     assert {t["name"] for t in topologies} == {
@@ -80,7 +79,7 @@ def test_snapshot_of_fixture_clusters_equals_expected(storm_and_kafka: Chroot, t
     assert sum(p["offline"] for p in partitions) == kafka["health"]["offline_partitions_count"]
     assert sum(p["under_replicated"] for p in partitions) == kafka["health"]["under_replicated_partitions_count"]
     findings = read(out, "kafka_findings")
-    assert sum(f["kind"] == "offline_partition" for f in findings) == kafka["health"]["offline_partitions_count"]
+    assert sum(f["finding"] == "offline_partition" for f in findings) == kafka["health"]["offline_partitions_count"]
 
     znodes = read(out, "znodes")
     assert len(znodes) == manifest["znodes"] == manifest["tables"]["znodes"]
@@ -107,7 +106,7 @@ def test_snapshot_reads_back_in_spark(spark: Any, storm_and_kafka: Chroot, tmp_p
         assert frame.count() == rows, table
         assert "snapshot_date" in frame.columns and "snapshot_id" in frame.columns
     errors = spark.read.parquet(str(out / "storm_errors"))
-    stored = [v for v in expected("storm", "storm2")["znodes"].values() if v["record_type"] == "ErrorInfo"]
+    stored = distinct_errors(expected("storm", "storm2")["znodes"], "/storm")
     by_component = {r["component"]: r["count"] for r in errors.groupBy("component").count().collect()}
     assert sum(by_component.values()) == len(stored) and "score~v3" in by_component
     partitions = spark.read.parquet(str(out / "kafka_partitions"))
@@ -346,10 +345,8 @@ def test_every_fixture_cluster_snapshots_whole(
     exp = expected(system, name)
     if system == "storm":
         znodes = exp["znodes"]
-        errors = sum(
-            v["record_type"] in ("ErrorInfo", "error map") for p, v in znodes.items() if p.startswith(STORM_ROOT[name])
-        )
-        assert meta["tables"].get("storm_errors", 0) == errors
+        errors = distinct_errors(znodes, STORM_ROOT[name])
+        assert meta["tables"].get("storm_errors", 0) == len(errors)
         bases = sum(
             "/storms/" in p
             for p, v in znodes.items()

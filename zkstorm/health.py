@@ -186,7 +186,9 @@ def kafka_health_records(
         broker_id: int | None = None,
     ) -> None:
         out.append(
-            KafkaFinding(kind=kind, level=level, topic=topic, partition=partition, broker_id=broker_id, detail=detail)
+            KafkaFinding(
+                finding=kind, level=level, topic=topic, partition=partition, broker_id=broker_id, detail=detail
+            )
         )
 
     controller = state.controller

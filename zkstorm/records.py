@@ -593,9 +593,10 @@ class KafkaRoot:
 
 @dataclass(slots=True, kw_only=True)
 class KafkaFinding:
-    """One explained health finding (``kafka health``)."""
+    """One explained health finding (``kafka health``). ``finding`` names the rule (``offline_partition``,
+    ``under_min_isr``, …); it is not called ``kind``, which every JSON object uses for its record type."""
 
-    kind: str
+    finding: str
     level: str  # error, warning, info
     topic: str | None
     partition: int | None

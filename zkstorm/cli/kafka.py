@@ -181,7 +181,12 @@ def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, f
         findings = cluster.kafka.health(default_min_isr=default_min_isr)
     title = f"{len(findings)} findings under {cluster.kafka.root}"
     emit_rows(
-        settings, "json" if as_json else fmt, findings, KafkaFinding, columns=["level", "kind", "detail"], title=title
+        settings,
+        "json" if as_json else fmt,
+        findings,
+        KafkaFinding,
+        columns=["level", "finding", "detail"],
+        title=title,
     )
     if check and any(f.level == "error" for f in findings):
         sys.exit(ExitCode.UNHEALTHY)

@@ -28,7 +28,11 @@ from ..records import (
     DecodeFailure,
     DecodeWarning,
     KafkaRoot,
+    StormError,
     StormExecutor,
+    StormLeaderInfo,
+    StormLeaderLatch,
+    StormNimbus,
     StormRoot,
     StormSupervisor,
     StormWorker,
@@ -37,7 +41,15 @@ from ..records import (
 )
 from ..sources.base import RawNode, Source, WalkStats
 from .kafka import KafkaCluster, missing_brokers
-from .storm import DEFAULT_STALE_AFTER_SECS, StormCluster, join_workers, worker_hosts
+from .storm import (
+    DEFAULT_STALE_AFTER_SECS,
+    StormCluster,
+    join_workers,
+    leader_of,
+    merge_last_errors,
+    with_leadership,
+    worker_hosts,
+)
 
 
 @dataclasses.dataclass
@@ -50,6 +62,37 @@ class ZnodeDetail:
     value: Any
     redacted: bool  # a secret subtree's payload, hidden (no --show-secrets)
     data: bytes | None  # None when redacted
+
+
+class _StormJoins:
+    """One Storm root's records that its views show joined: errors merged per topology, nimbuses with
+    the leader that the latches (or ``leader-info``) name. The latches themselves are rows too."""
+
+    HELD = frozenset({StormError, StormNimbus, StormLeaderLatch, StormLeaderInfo})
+
+    def __init__(self) -> None:
+        self.errors: dict[str, list[StormError]] = {}
+        self.nimbuses: list[StormNimbus] = []
+        self.latches: list[StormLeaderLatch] = []
+        self.infos: list[StormLeaderInfo] = []
+
+    def add(self, record: Any) -> None:
+        kind = type(record)
+        if kind is StormError:
+            self.errors.setdefault(record.topology_id, []).append(record)
+        elif kind is StormNimbus:
+            self.nimbuses.append(record)
+        elif kind is StormLeaderLatch:
+            self.latches.append(record)
+        else:
+            self.infos.append(record)
+
+    def rows(self) -> Iterator[Any]:
+        for found in self.errors.values():
+            yield from merge_last_errors(found)
+        yield from with_leadership(self.nimbuses, leader_of(self.latches, self.infos))
+        yield from self.latches
+        yield from self.infos
 
 
 class Cluster:
@@ -207,10 +250,11 @@ class Cluster:
     def snapshot_records(self, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS) -> Iterator[Any]:
         """Everything a snapshot keeps, from one walk of the whole source: every znode, every decoded
         record (executor stats included; secrets as the cluster shows them), and the joined rows the views
-        show: workers with host, age and stale flag, brokers known only from replica lists, and per Kafka
-        root the partition health and findings. Workers and the Kafka state are held until the walk
-        ends (the joins need the supervisors, assignments and registrations, in whatever order the
-        source yields them); everything else streams."""
+        show: workers with host, age and stale flag, each error once (``merge_last_errors``), nimbuses
+        with their leadership, brokers known only from replica lists, and per Kafka root the partition
+        health and findings. What a join needs is held until the walk ends (supervisors, assignments,
+        registrations, latches arrive in whatever order the source yields them); everything else
+        streams, so a view's row and the Parquet row of the same thing are equal."""
         from ..collect import KafkaStateBuilder
         from ..health import kafka_health_records
 
@@ -219,6 +263,7 @@ class Cluster:
         workers: list[StormWorker] = []
         executors: list[StormExecutor] = []
         supervisors: list[StormSupervisor] = []
+        storm = {root: _StormJoins() for root in self.roots.storm}
         for path, znode, records in decoded_walk(
             self.source,
             "/",
@@ -239,11 +284,18 @@ class Cluster:
                     executors.append(record)
                 elif kind is StormSupervisor:
                     supervisors.append(record)
+                elif kind in _StormJoins.HELD:
+                    joins = next((j for root, j in storm.items() if relative_to(path, root) is not None), None)
+                    if joins is not None:
+                        joins.add(record)
+                        continue
                 yield record
             for builder in builders:
                 if relative_to(path, builder.root) is not None:
                     builder.add(path, records)  # keep_other=False: only what the joins and rules need
         yield from join_workers(workers, worker_hosts(executors, supervisors), now, stale_after_secs)
+        for joins in storm.values():
+            yield from joins.rows()
         for builder in builders:
             state = builder.state
             if not state.registered and not state.assignments and state.controller is None:

@@ -103,7 +103,7 @@ def unknown_broker(broker_id: int, *, alive: bool) -> KafkaBroker:
 
 def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
     """Errors first, then warnings, then information; within a level by kind, topic and partition."""
-    return sorted(findings, key=lambda f: (_LEVEL_ORDER.get(f.level, 3), f.kind, f.topic or "", f.partition or 0))
+    return sorted(findings, key=lambda f: (_LEVEL_ORDER.get(f.level, 3), f.finding, f.topic or "", f.partition or 0))
 
 
 # --- the views ------------------------------------------------------------------------------------------
