@@ -1,10 +1,17 @@
-"""``to_znode``: the hot-path constructor gives exactly the record the dataclass constructor gives."""
+"""``to_znode``: the hot-path constructor gives exactly the record the dataclass constructor gives.
+``decode_node``: each payload parsed once, with the encoding the sniff would give it."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from zkstorm.collect import to_znode
+import pytest
+
+from tests.fixtures import KAFKA_FOLDERS, STORM_FOLDERS, manifest
+from zkstorm import collect
+from zkstorm.collect import decode_node, to_znode
+from zkstorm.decode.sniff import detect_encoding
+from zkstorm.layout import Roots
 from zkstorm.records import Znode
 from zkstorm.sources.base import RawNode, Stat
 
@@ -39,3 +46,40 @@ def test_to_znode_defaults_and_persistent_nodes() -> None:
     built = to_znode(RawNode("/", Stat(0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0), None), "empty")
     assert built.ephemeral is False
     assert (built.summary, built.decode_status) == (None, "not-decoded")
+
+
+ROOTS = Roots(
+    storm=("/storm", "/storm1", "/storm-next", "/storm-plain", "/legacy-storm"),
+    kafka=("/kafka-prod", "/clusters/analytics", "/"),
+)
+FIXTURE_NODES = [
+    (f"{system}/{name}", node)
+    for system, names in (("storm", STORM_FOLDERS), ("kafka", KAFKA_FOLDERS))
+    for name in names
+    for node in manifest(system, name)
+]
+
+
+def test_a_decoded_payload_is_not_sniffed_and_its_encoding_is_the_sniffs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Kafka JSON payload is parsed by its decoder alone, a Storm Thrift envelope read by its decoder
+    alone; the encoding they report is the one the sniff would have found (checked on every fixture
+    znode, the corrupt clusters included)."""
+    sniffed: list[str] = []
+
+    def counting(data: bytes | None) -> str:
+        sniffed.append(current)
+        return detect_encoding(data)
+
+    monkeypatch.setattr(collect, "detect_encoding", counting)
+    claimed = 0
+    for label, node in FIXTURE_NODES:
+        current = node.path
+        znode, _ = decode_node(RawNode(node.path, STAT, node.data), roots=ROOTS)
+        assert znode.encoding == detect_encoding(node.data), (label, node.path)
+        if znode.decode_status == "decoded" and node.data and node.data[:1] in (b"{", b"\x1f", b"\xac", b"\x28"):
+            assert node.path not in sniffed, (label, node.path)
+            claimed += 1
+    assert claimed > 250  # the check above ran on the fixtures' JSON and compressed/serialized payloads
+
+
+STAT = Stat(5, 5, 1000, 2000, 3, 0, 0, 0, 0, 0, 5)

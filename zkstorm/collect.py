@@ -83,16 +83,18 @@ def decode_node(
     """The znode record of ``raw`` and whatever its registered decoder makes of the bytes.
 
     A decoder that raises ``DecodeError`` yields one ``DecodeFailure`` instead; nothing else escapes.
+    The bytes are parsed once: a decoder that reads them says what encoding it found, and only a payload
+    no decoder claims (or one its decoder failed on) is sniffed for the ``encoding`` column.
     """
-    encoding = detect_encoding(raw.data)
     found = registry.lookup(raw.path, roots)
     if found is None:
-        return to_znode(raw, encoding), []
+        return to_znode(raw, detect_encoding(raw.data)), []
     decoder, root, rel = found
     context = DecodeContext(raw.path, root, rel, raw.stat, show_secrets, detail)
     try:
         records = list(decoder.decode(context, raw.data))
     except DecodeError as exc:
+        encoding = detect_encoding(raw.data)
         failure = DecodeFailure(
             path=raw.path,
             record_kind=decoder.kind,
@@ -102,6 +104,7 @@ def decode_node(
             encoding=encoding,
         )
         return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}", "failed"), [failure]
+    encoding = context.encoding or detect_encoding(raw.data)
     decoded = [r for r in records if not isinstance(r, DecodeWarning)]
     summary: str | None
     if decoder.summarize and decoded:

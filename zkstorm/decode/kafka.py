@@ -44,6 +44,7 @@ from ..records import (
     KafkaTopic,
     KafkaTopicDeletion,
 )
+from . import sniff
 from .registry import REGISTRY, DecodeContext
 
 REDACTED = "<redacted>"
@@ -55,11 +56,14 @@ _DIGITS = re.compile(r"^-?\d+$")
 
 
 class Json:
-    """A parsed payload plus the warnings its parsing raised (kind, detail)."""
+    """A parsed payload plus the warnings its parsing raised (kind, detail), and the encoding ``sniff``
+    gives the same bytes (``json`` for an object, array or string that parses as it is, else ``text``:
+    a bare number, or a value that parsed only with Kafka's legacy backslash retry)."""
 
-    def __init__(self, value: Any, warnings: list[tuple[str, str]]) -> None:
+    def __init__(self, value: Any, warnings: list[tuple[str, str]], encoding: str = sniff.JSON) -> None:
         self.value = value
         self.warnings = warnings
+        self.encoding = encoding
 
 
 def load_json(data: bytes) -> Json:
@@ -104,7 +108,11 @@ def load_json(data: bytes) -> Json:
         warnings.append(("trailing_bytes", f"{count} bytes after the JSON value were ignored, as Jackson does"))
     for key in dict.fromkeys(duplicates):
         warnings.append(("duplicate_key", f"key {key!r} appears more than once; the last value was used"))
-    return Json(value, warnings)
+    retried = any(kind == "legacy_unescaped_backslash" for kind, _ in warnings)
+    return Json(value, warnings, sniff.JSON if stripped[:1] in _JSON_START and not retried else sniff.TEXT)
+
+
+_JSON_START = ("{", "[", '"')
 
 
 def _object(parsed: Json, what: str) -> dict[str, Any]:
@@ -247,7 +255,10 @@ def _payload(kind: str) -> Callable[[Callable[[DecodeContext, Json], list[Any]]]
         def decode(context: DecodeContext, data: bytes | None) -> list[Any]:
             if not data:
                 return _warnings(context, kind, None, [("empty_data", "no data where a payload belongs")])
-            return fn(context, load_json(data))
+            parsed = load_json(data)
+            records = fn(context, parsed)
+            context.encoding = parsed.encoding
+            return records
 
         decode.__name__ = fn.__name__
         return decode
@@ -426,6 +437,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
         )
         return [controller, *_warnings(context, "kafka_controller", None, [("legacy_format", "a bare broker id")])]
     parsed = load_json(data)
+    context.encoding = parsed.encoding
     f = Fields(_object(parsed, "the controller znode"))
     version = f.integer("version")
     broker_id = f.integer("brokerid")
@@ -518,6 +530,7 @@ def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any
     if not data:
         return _warnings(context, "kafka_config_change", None, [("empty_data", "no data where a payload belongs")])
     parsed = load_json(data)
+    context.encoding = parsed.encoding
     if isinstance(parsed.value, str):  # 0.8.1-0.8.2: the JSON string of a topic name
         change = KafkaConfigChange(node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}")
         return [change, *_warnings(context, "kafka_config_change", parsed)]

@@ -23,6 +23,9 @@ class DecodeContext:
     stat: Any
     show_secrets: bool = False
     detail: bool = False  # also produce bulky detail rows (per-executor stats of a heartbeat)
+    # Set by a decoder that learnt the payload's encoding by reading it (``sniff``'s names), so the bytes
+    # are parsed once: ``decode_node`` sniffs only what no decoder claims, or what one failed on.
+    encoding: str | None = None
 
 
 DecodeFn = Callable[[DecodeContext, bytes | None], Sequence[Any]]

@@ -33,7 +33,7 @@ from ..records import (
     StormTopology,
     StormWorker,
 )
-from . import java
+from . import java, sniff
 from .registry import REGISTRY, DecodeContext
 from .storm_schema import ENUMS, REQUIRED, STRUCTS
 from .thrift import ThriftReader, unwrap
@@ -44,17 +44,25 @@ REDACTED = "<redacted>"
 DIR_MARKER = b"\x07"
 
 
-def read_thrift(record_type: str, data: bytes | None) -> dict[str, Any]:
+# unwrap's envelope name → the encoding ``sniff`` gives the same bytes
+ENVELOPE_ENCODING = {"gzip": sniff.GZIP, "zstd": sniff.ZSTD, "raw": sniff.THRIFT}
+
+
+def read_thrift(record_type: str, data: bytes | None, context: DecodeContext) -> dict[str, Any]:
     if not data:
         raise DecodeError(f"no data where a {record_type} belongs", failure_type="empty-data")
-    payload, _ = unwrap(data)
-    return READER.read(record_type, payload)
+    payload, envelope = unwrap(data)
+    record = READER.read(record_type, payload)
+    context.encoding = ENVELOPE_ENCODING[envelope]
+    return record
 
 
-def _legacy(data: bytes | None) -> Any | None:
+def _legacy(data: bytes | None, context: DecodeContext) -> Any | None:
     """The converted 0.9 Clojure object if ``data`` is Java-serialized, else None."""
     if data and data[:4] == JAVA_MAGIC:
-        return java.loads(data)
+        value = java.loads(data)
+        context.encoding = sniff.JAVA
+        return value
     return None
 
 
@@ -87,10 +95,10 @@ def _status_name(value: Any) -> str:
 
 def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
-    legacy = _legacy(data)
+    legacy = _legacy(data, context)
     if legacy is not None:
         return _legacy_storm_base(topology_id, legacy)
-    base = read_thrift("StormBase", data)
+    base = read_thrift("StormBase", data, context)
     executors: dict[str, int] = base.get("component_executors") or {}
     action = base.get("topology_action_options") or {}
     kill, rebalance = action.get("kill_options"), action.get("rebalance_options")
@@ -180,10 +188,10 @@ def summarize_topology(records: list[Any]) -> str:
 
 def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
-    legacy = _legacy(data)
+    legacy = _legacy(data, context)
     if legacy is not None:
         return _legacy_assignment(topology_id, legacy)
-    assignment = read_thrift("Assignment", data)
+    assignment = read_thrift("Assignment", data, context)
     hosts: dict[str, str] = assignment.get("node_host") or {}
     starts: dict[tuple[int, int], int] = assignment.get("executor_start_time_secs") or {}
     resources: dict[tuple[str, tuple[int, ...]], dict[str, Any]] = assignment.get("worker_resources") or {}
@@ -250,8 +258,8 @@ _CPU_KEYS = ("cpu.pcore.percent", "supervisor.cpu.capacity")
 
 def decode_supervisor(context: DecodeContext, data: bytes | None) -> list[Any]:
     supervisor_id = _segments(context)[1]
-    legacy = _legacy(data)
-    info = _legacy_supervisor(legacy) if legacy is not None else read_thrift("SupervisorInfo", data)
+    legacy = _legacy(data, context)
+    info = _legacy_supervisor(legacy) if legacy is not None else read_thrift("SupervisorInfo", data, context)
     capacity: dict[str, float] = info.get("resources_map") or {}
     return [
         StormSupervisor(
@@ -306,14 +314,18 @@ _BOLT_METRICS = ("acked", "failed", "process_ms_avg", "executed", "execute_ms_av
 def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
     _, topology_id, slot = _segments(context)
     node, port = split_slot(slot)
-    legacy = _legacy(data)
+    legacy = _legacy(data, context)
     beat: dict[str, Any] | None
     if legacy is not None:
         beat = _legacy_heartbeat(legacy)
     else:
         beat = None if context.detail else heartbeat_head_and_tail(data)
+        if beat is not None and beat["envelope"] != "raw":
+            # a compressed envelope is all the sniff would check; raw Thrift it skims whole, which the
+            # head-and-tail read did not, so that one is left to the sniff
+            context.encoding = ENVELOPE_ENCODING[beat["envelope"]]
         if beat is None:
-            beat = read_thrift("ClusterWorkerHeartbeat", data)
+            beat = read_thrift("ClusterWorkerHeartbeat", data, context)
     worker = StormWorker(
         topology_id=topology_id,
         node=node,
@@ -345,7 +357,7 @@ def heartbeat_head_and_tail(data: bytes | None) -> dict[str, Any] | None:
     if not data:
         return None
     try:
-        payload, _ = unwrap(data)
+        payload, envelope = unwrap(data)
         kind, field, size = _BEAT_HEAD.unpack_from(payload, 0)
         if (kind, field) != (11, 1) or size < 0:
             return None
@@ -368,6 +380,7 @@ def heartbeat_head_and_tail(data: bytes | None) -> dict[str, Any] | None:
                     "num_executor_stats": count,
                     "time_secs": time_secs,
                     "uptime_secs": uptime,
+                    "envelope": envelope,
                 }
     except (DecodeError, struct.error, UnicodeDecodeError):
         return None  # let the full decoder say exactly what is wrong
@@ -472,10 +485,10 @@ def _error(topology_id: str, component: str, info: dict[str, Any], sequence: int
     )
 
 
-def _error_info(data: bytes | None) -> dict[str, Any]:
-    legacy = _legacy(data)
+def _error_info(data: bytes | None, context: DecodeContext) -> dict[str, Any]:
+    legacy = _legacy(data, context)
     if legacy is None:
-        return read_thrift("ErrorInfo", data)
+        return read_thrift("ErrorInfo", data, context)
     if not isinstance(legacy, dict) or ":error" not in legacy:
         raise DecodeError("0.9 error node without :error", failure_type="wrong-record")
     return {
@@ -490,7 +503,7 @@ def decode_error_node(context: DecodeContext, data: bytes | None) -> list[Any]:
     """``errors/{topology}/{component}/e{seq}``."""
     _, topology_id, encoded, name = _segments(context)
     sequence = int(name[1:]) if name[:1] == "e" and name[1:].isdigit() else None
-    return [_error(topology_id, unquote_plus(encoded), _error_info(data), sequence, False)]
+    return [_error(topology_id, unquote_plus(encoded), _error_info(data, context), sequence, False)]
 
 
 def decode_error_component(context: DecodeContext, data: bytes | None) -> list[Any]:
@@ -501,7 +514,7 @@ def decode_error_component(context: DecodeContext, data: bytes | None) -> list[A
         return []
     _, topology_id, name = _segments(context)
     component = name[: -len("-last-error")] if name.endswith("-last-error") else name
-    return [_error(topology_id, unquote_plus(component), _error_info(data), None, True)]
+    return [_error(topology_id, unquote_plus(component), _error_info(data, context), None, True)]
 
 
 def summarize_error(records: list[Any]) -> str:
@@ -514,7 +527,7 @@ def summarize_error(records: list[Any]) -> str:
 
 
 def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
-    summary = read_thrift("NimbusSummary", data)
+    summary = read_thrift("NimbusSummary", data, context)
     return [
         StormNimbus(
             nimbus_id=_segments(context)[1],
@@ -543,6 +556,7 @@ def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
     if not data:
         return []
     info = java.loads(data)
+    context.encoding = sniff.JAVA
     if not isinstance(info, dict) or "host" not in info:
         raise DecodeError("leader-info is not a NimbusInfo", failure_type="wrong-record")
     return [
@@ -575,7 +589,7 @@ def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any
 
 def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
-    config = read_thrift("LogConfig", data)
+    config = read_thrift("LogConfig", data, context)
     return [
         StormLogLevel(
             topology_id=topology_id,
@@ -592,7 +606,7 @@ def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
-    request = read_thrift("ProfileRequest", data)
+    request = read_thrift("ProfileRequest", data, context)
     ports = request["nodeInfo"]["port"]
     return [
         StormProfileRequest(
@@ -607,7 +621,7 @@ def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[A
 
 def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
-    creds = read_thrift("Credentials", data)
+    creds = read_thrift("Credentials", data, context)
     return [
         StormCredential(
             topology_id=topology_id,
@@ -622,7 +636,7 @@ def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
     _, service, topology_id, version = _segments(context)
-    key = read_thrift("PrivateWorkerKey", data)
+    key = read_thrift("PrivateWorkerKey", data, context)
     return [
         StormSecretKey(
             service=service,
