@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +53,51 @@ def storm_walk_and_decode(connect: str) -> tuple[int, float, float]:
     return len(nodes), walked, decoded
 
 
+# Views that read only what they show, each against one `get` of a znode they read: as processes (cold,
+# as a user runs them) and in this process (where the tree's size would show if a view walked it).
+POINT_VIEWS = {
+    "kafka controller": (["--kafka-root", "/kafka", "kafka", "controller"], ["get", "/kafka/controller"]),
+    "storm nimbus": (["storm", "nimbus"], ["get", "/storm/nimbuses"]),
+}
+
+
+def zkstorm_process(connect: str, args: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "zkstorm", "--zk", connect, *args, "-f", "json"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return time.perf_counter() - started
+
+
+def zkstorm_in_process(connect: str, args: list[str]) -> float:
+    from zkstorm.cli import cli
+
+    started = time.perf_counter()
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        cli.main(["--zk", connect, *args, "-f", "json"], prog_name="zkstorm", standalone_mode=False)
+    return time.perf_counter() - started
+
+
+def point_views(connect: str, rounds: int) -> dict[str, Any]:
+    """Median time of each point view over the median time of its ``get``, alternated per round."""
+    out: dict[str, Any] = {}
+    for name, (view, get) in POINT_VIEWS.items():
+        for how, run in (("process", zkstorm_process), ("in_process", zkstorm_in_process)):
+            views, gets = [], []
+            for _ in range(rounds):
+                gets.append(run(connect, get))
+                views.append(run(connect, view))
+            ratio = statistics.median(views) / statistics.median(gets)
+            out[f"{name.replace(' ', '_')}_to_get_{how}"] = round(ratio, 2)
+            print(
+                f"{name:<18}{how:<12}{statistics.median(views) * 1000:>8.0f} ms, one get "
+                f"{statistics.median(gets) * 1000:>6.0f} ms: {ratio:.2f}x (target <= 2x)"
+            )
+    return out
+
+
 def timed(fn: Any, *args: Any) -> float:
     started = time.perf_counter()
     fn(*args)
@@ -81,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 baseline.append(sequential_kazoo_walk(connect)[1])
                 ours.append(timed(zkstorm_tree_jsonl, connect))
                 pipelined.append(timed(zkstorm_tree_jsonl, connect, False))
+            points = point_views(connect, args.rounds)
         finally:
             box.stop()
 
@@ -97,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_without_multiread": round(pipelined_rate / base_rate, 2),
         "target_ratio": 4.0,
         "cpus": os.cpu_count(),
+        **points,
     }
     print(f"{'walk':<28}{'median s':>10}{'znodes/s':>12}")
     print(f"{'sequential kazoo':<28}{statistics.median(baseline):>10.2f}{base_rate:>12,.0f}")

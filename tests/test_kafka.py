@@ -360,3 +360,45 @@ def test_every_other_kafka_view(writer: KazooClient, zk_root: Chroot) -> None:
     assert {c["kind"] for c in consumers} == {"kafka_consumer_member", "kafka_consumer_owner", "kafka_consumer_offset"}
     roots = json.loads(run("--zk", zk_root.zk, "kafka", "roots", "-f", "json").stdout)
     assert {r["root"] for r in roots} == {"/", "/kafka-prod"}
+
+
+def test_health_rules_on_a_hand_built_state() -> None:
+    """The health rules need records, not ZooKeeper: a state built by hand gets the findings an operator
+    would name (the way to test a new rule before testing it through the CLI)."""
+    from zkstorm.health import KafkaState, kafka_health_records
+    from zkstorm.records import KafkaFinding, KafkaPartition, KafkaPartitionState, KafkaReplicaAssignment
+
+    def assignment(partition: int, replicas: tuple[int, ...]) -> KafkaReplicaAssignment:
+        return KafkaReplicaAssignment(
+            topic="orders", partition=partition, replicas=replicas, adding_replicas=(), removing_replicas=()
+        )
+
+    def leader_isr(partition: int, leader: int, isr: tuple[int, ...]) -> KafkaPartitionState:
+        return KafkaPartitionState(
+            topic="orders",
+            partition=partition,
+            leader=leader,
+            leader_epoch=7,
+            isr=isr,
+            controller_epoch=3,
+            version=1,
+            leader_recovery_state=0,
+            zk_version=9,
+        )
+
+    state = KafkaState(root="/", registered={1, 2})
+    state.assignments = [assignment(0, (1, 2)), assignment(1, (3, 1)), assignment(2, (3,))]
+    state.states = {
+        ("orders", 0): leader_isr(0, 1, (1, 2)),  # healthy
+        ("orders", 1): leader_isr(1, 1, (1,)),  # broker 3 dropped out of the ISR
+        ("orders", 2): leader_isr(2, -1, (3,)),  # its only replica, broker 3, is gone
+    }
+    records = list(kafka_health_records(state, now_ms=1_700_000_000_000))
+    health = {(p.topic, p.partition): p.health for p in records if isinstance(p, KafkaPartition)}
+    assert health == {("orders", 0): "ok", ("orders", 1): "under_replicated", ("orders", 2): "offline"}
+    findings = {(f.finding, f.partition, f.broker_id) for f in records if isinstance(f, KafkaFinding)}
+    assert ("offline_partition", 2, 3) in findings
+    assert ("under_replicated", 1, None) in findings
+    assert ("unregistered_broker", None, 3) in findings
+    detail = next(f.detail for f in records if isinstance(f, KafkaFinding) and f.finding == "unregistered_broker")
+    assert detail.startswith("broker 3 is not registered") and "replica of 2 partitions" in detail

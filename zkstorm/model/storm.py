@@ -120,6 +120,8 @@ def name_from_id(topology_id: str) -> str:
     return parts[0] if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else topology_id
 
 
+_TOPOLOGY_DIRS = ("errors", "workerbeats", "assignments", "storms")
+
 # --- the views ------------------------------------------------------------------------------------------
 
 
@@ -139,12 +141,13 @@ class StormCluster:
 
     # topologies ---------------------------------------------------------------------------------------
 
+    def _listed_ids(self) -> set[str]:
+        """Every topology id the root lists (storms, assignments, errors, workerbeats): four listings."""
+        return {tid for sub in _TOPOLOGY_DIRS for tid in self.cluster.children(self._path(sub))}
+
     def topology_ids(self) -> dict[str, str]:
         """Every topology id the root knows of (storms, assignments, errors, workerbeats) → its name."""
-        ids: dict[str, str] = {}
-        for sub in ("errors", "workerbeats", "assignments", "storms"):
-            for topology_id in self.cluster.children(self._path(sub)):
-                ids.setdefault(topology_id, name_from_id(topology_id))
+        ids = {topology_id: name_from_id(topology_id) for topology_id in sorted(self._listed_ids())}
         for topology in self._records("storms", StormTopology):
             ids[topology.topology_id] = topology.name
         return ids
@@ -153,6 +156,8 @@ class StormCluster:
         """A topology id from an id or a name; unknown → ``NotFoundError``, ambiguous → ``AmbiguousTopology``."""
         if self._ids is not None and ident in self._ids:
             return ident  # resolved before: a view that takes a resolved id does not read the ids again
+        if self._ids is None and ident in self._listed_ids():
+            return ident  # an exact id: settled by the listings, without decoding every storms/ node
         known = self._ids = self.topology_ids()
         if ident in known:
             return ident
