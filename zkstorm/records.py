@@ -119,6 +119,55 @@ class StormExecutor:
 
 
 @dataclass(slots=True, kw_only=True)
+class StormComponentStats:
+    """One spout or bolt in one stats window, as Storm UI's topology page shows it, computed from the
+    worker heartbeats and the assignment (``model/storm_stats.py`` says how)."""
+
+    topology_id: str
+    component: str
+    component_type: str | None  # spout, bolt; None when no executor of it has a heartbeat
+    window: str  # "600", "10800", "86400" (seconds) or ":all-time"
+    executors: int  # with a heartbeat, as Storm counts them
+    tasks: int
+    emitted: int
+    transferred: int
+    acked: int
+    failed: int
+    complete_latency_ms: float | None  # spouts
+    executed: int | None  # bolts
+    execute_latency_ms: float | None
+    process_latency_ms: float | None
+    capacity: float | None  # bolts: the busiest executor's share of the last 10 minutes
+    stale_executors: int  # assigned executors whose worker heartbeat is stale or missing
+    last_error_at: datetime | None
+    last_error_host: str | None
+    last_error_port: int | None
+    last_error: str | None  # its first line
+
+
+@dataclass(slots=True, kw_only=True)
+class StormComponentStream:
+    """One stream of one component in one window (Storm UI's component page): an output stream, or a
+    bolt's input stream from ``source_component``."""
+
+    topology_id: str
+    component: str
+    component_type: str | None
+    window: str
+    direction: str  # output, input
+    stream: str
+    source_component: str | None
+    emitted: int | None
+    transferred: int | None
+    acked: int | None
+    failed: int | None
+    executed: int | None
+    complete_latency_ms: float | None
+    execute_latency_ms: float | None
+    process_latency_ms: float | None
+
+
+@dataclass(slots=True, kw_only=True)
 class StormSupervisor:
     """``supervisors/{id}``: a supervisor's heartbeat (ephemeral: present means alive)."""
 
@@ -614,6 +663,8 @@ RECORD_TYPES: tuple[type, ...] = (
     StormSupervisor,
     StormWorker,
     StormExecutorStat,
+    StormComponentStats,
+    StormComponentStream,
     StormError,
     StormNimbus,
     StormLeaderLatch,

@@ -71,6 +71,9 @@ def _cell(value: Any) -> str:
         return ",".join(str(v) for v in value)
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float):
+        # three decimals, as Storm's UI shows latencies and capacity; JSON and Parquet keep every digit
+        return f"{value:.3f}".rstrip("0").rstrip(".")
     return str(value)
 
 

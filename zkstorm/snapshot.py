@@ -65,6 +65,8 @@ def table_name(record_type: type) -> str:
     if special:
         return special
     kind = kind_name(record_type)
+    if kind.endswith("stats"):  # already plural: storm_component_stats
+        return kind
     if kind.endswith("y") and kind[-2:-1] not in "aeiou":
         return kind[:-1] + "ies"
     if kind.endswith(("s", "sh", "tch", "x")):  # latch → latches, but epoch → epochs

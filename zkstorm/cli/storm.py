@@ -136,7 +136,7 @@ def storm_workers(
         if with_stats:
             stats = cluster.storm.executor_stats(topology)
         else:
-            rows = cluster.storm.workers(topology, stale_after_secs=limit)
+            rows = cluster.storm.workers(topology, stale_after_secs=limit, only_stale=only_stale)
     if with_stats:
         columns = [
             "topology_id",
@@ -153,8 +153,6 @@ def storm_workers(
         ]
         emit_rows(settings, fmt, stats, StormExecutorStat, columns=columns)
         return
-    if only_stale:
-        rows = [w for w in rows if w.stale]
     columns = ["host", "port", "age_secs", "stale", "uptime_secs", "num_executor_stats", "topology_id", "node"]
     emit_rows(settings, fmt, rows, StormWorker, columns=columns)
 
@@ -172,6 +170,92 @@ def storm_assignment(settings: Settings, topology: str, fmt: str, as_json: bool)
         rows = cluster.storm.assignment(topology_id)
     columns = ["start_task", "end_task", "host", "port", "start_time_secs", "mem_on_heap_mb", "cpu_pct", "node"]
     emit_rows(settings, "json" if as_json else fmt, rows, StormExecutor, columns=columns, title=topology_id)
+
+
+@storm.command("components")
+@click.argument("topology")
+@click.option(
+    "--window",
+    type=click.Choice(["10m", "3h", "1d", "all"]),
+    default="10m",
+    show_default=True,
+    help="The stats window, as Storm's UI offers them (capacity always reads the last 10 minutes).",
+)
+@click.option("--component", help="Only this spout or bolt.")
+@click.option("--system", "include_sys", is_flag=True, help="Also __acker, __system, … and system streams.")
+@click.option("--streams", is_flag=True, help="Instead: one row per component and stream (Storm UI's component page).")
+@click.option("--stale-after", default="30s", show_default=True, help="A worker heartbeat older than this is stale.")
+@format_option(*VIEW_FORMATS, default="table")
+@click.pass_obj
+def storm_components(
+    settings: Settings,
+    topology: str,
+    window: str,
+    component: str | None,
+    include_sys: bool,
+    streams: bool,
+    stale_after: str,
+    fmt: str,
+    as_json: bool,
+) -> None:
+    """Storm UI's topology page from ZooKeeper alone: per spout and bolt of TOPOLOGY, executors, tasks,
+    emitted, transferred, acked, failed, latencies, capacity, stale executors and the last error."""
+    from ..model.storm_stats import WINDOWS
+    from ..records import StormComponentStats, StormComponentStream
+
+    fmt = "json" if as_json else fmt
+    key = WINDOWS[window]
+    with settings.cluster() as cluster:
+        topology_id = cluster.storm.resolve(topology)
+        if streams:
+            stream_rows = cluster.storm.component_streams(
+                topology_id, window=key, component=component, include_sys=include_sys
+            )
+        else:
+            rows = cluster.storm.components(
+                topology_id,
+                window=key,
+                component=component,
+                include_sys=include_sys,
+                stale_after_secs=parse_duration(stale_after),
+            )
+    title = f"{topology_id}, window {window}"
+    if streams:
+        columns = [
+            "component",
+            "direction",
+            "stream",
+            "source_component",
+            "emitted",
+            "transferred",
+            "acked",
+            "failed",
+            "executed",
+            "complete_latency_ms",
+            "execute_latency_ms",
+            "process_latency_ms",
+        ]
+        emit_rows(settings, fmt, stream_rows, StormComponentStream, columns=columns, title=title)
+        return
+    columns = [
+        "component",
+        "component_type",
+        "executors",
+        "tasks",
+        "emitted",
+        "transferred",
+        "acked",
+        "failed",
+        "complete_latency_ms",
+        "executed",
+        "execute_latency_ms",
+        "process_latency_ms",
+        "capacity",
+        "stale_executors",
+        "last_error_at",
+        "last_error",
+    ]
+    emit_rows(settings, fmt, rows, StormComponentStats, columns=columns, title=title)
 
 
 @storm.command("nimbus")

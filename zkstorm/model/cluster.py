@@ -28,8 +28,10 @@ from ..records import (
     DecodeFailure,
     DecodeWarning,
     KafkaRoot,
+    StormComponent,
     StormError,
     StormExecutor,
+    StormExecutorStat,
     StormLeaderInfo,
     StormLeaderLatch,
     StormNimbus,
@@ -50,6 +52,7 @@ from .storm import (
     with_leadership,
     worker_hosts,
 )
+from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
 
 
 @dataclasses.dataclass
@@ -263,6 +266,8 @@ class Cluster:
         workers: list[StormWorker] = []
         executors: list[StormExecutor] = []
         supervisors: list[StormSupervisor] = []
+        components: list[StormComponent] = []
+        figures: list[ExecutorFigures] = []  # a few sums per executor, not the counter rows
         storm = {root: _StormJoins() for root in self.roots.storm}
         for path, znode, records in decoded_walk(
             self.source,
@@ -275,13 +280,18 @@ class Cluster:
         ):
             if znode is not None:
                 yield znode
+            counters: list[StormExecutorStat] = []
             for record in records:
                 kind = type(record)
                 if kind is StormWorker:
                     workers.append(record)
                     continue
-                if kind is StormExecutor:
+                if kind is StormExecutorStat:
+                    counters.append(record)
+                elif kind is StormExecutor:
                     executors.append(record)
+                elif kind is StormComponent:
+                    components.append(record)
                 elif kind is StormSupervisor:
                     supervisors.append(record)
                 elif kind in _StormJoins.HELD:
@@ -290,12 +300,20 @@ class Cluster:
                         joins.add(record)
                         continue
                 yield record
+            if counters:
+                figures += executor_figures(counters)
             for builder in builders:
                 if relative_to(path, builder.root) is not None:
                     builder.add(path, records)  # keep_other=False: only what the joins and rules need
-        yield from join_workers(workers, worker_hosts(executors, supervisors), now, stale_after_secs)
+        joined = join_workers(workers, worker_hosts(executors, supervisors), now, stale_after_secs)
+        yield from joined
+        errors: list[StormError] = []
         for joins in storm.values():
-            yield from joins.rows()
+            for row in joins.rows():
+                if type(row) is StormError:
+                    errors.append(row)
+                yield row
+        yield from every_component_stats(components, executors, figures, joined, errors)
         for builder in builders:
             state = builder.state
             if not state.registered and not state.assignments and state.controller is None:

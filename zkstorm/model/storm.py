@@ -16,6 +16,9 @@ from urllib.parse import unquote_plus
 
 from ..errors import NotFoundError, UsageError
 from ..records import (
+    StormComponent,
+    StormComponentStats,
+    StormComponentStream,
     StormError,
     StormExecutor,
     StormExecutorStat,
@@ -26,6 +29,7 @@ from ..records import (
     StormTopology,
     StormWorker,
 )
+from .storm_stats import component_stats, component_streams, executor_figures
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -125,6 +129,17 @@ _TOPOLOGY_DIRS = ("errors", "workerbeats", "assignments", "storms")
 # --- the views ------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class _TopologyParts:
+    """What Storm's topology page is computed from: the StormBase's components, the assignment, the
+    worker heartbeats (with age) and their executor counters."""
+
+    components: list[StormComponent]
+    executors: list[StormExecutor]
+    workers: list[StormWorker]
+    stats: list[StormExecutorStat]
+
+
 class StormCluster:
     """The Storm cluster whose ``storm.zookeeper.root`` is ``root``, on a ``Cluster``'s source."""
 
@@ -188,19 +203,76 @@ class StormCluster:
         return sorted(self._records("supervisors", StormSupervisor), key=lambda s: (s.hostname, s.supervisor_id))
 
     def workers(
-        self, topology: str | None = None, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS
+        self,
+        topology: str | None = None,
+        *,
+        stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+        only_stale: bool = False,
     ) -> list[StormWorker]:
         """Worker heartbeats of ``topology`` (or of every topology) with host, age and a stale flag."""
         scope = f"/{self.resolve(topology)}" if topology else ""
         workers = self._records(f"workerbeats{scope}", StormWorker)
         executors = self._records(f"assignments{scope}", StormExecutor)
         hosts = worker_hosts(executors, self._records("supervisors", StormSupervisor))
-        return join_workers(workers, hosts, self.cluster.now(), stale_after_secs)
+        rows = join_workers(workers, hosts, self.cluster.now(), stale_after_secs)
+        return [w for w in rows if w.stale] if only_stale else rows
 
     def executor_stats(self, topology: str | None = None) -> list[StormExecutorStat]:
         """Every executor counter of the heartbeats (executor, window, stream, metric, value)."""
         scope = f"/{self.resolve(topology)}" if topology else ""
         return self._records(f"workerbeats{scope}", StormExecutorStat, detail=True)
+
+    # components: Storm UI's topology page -----------------------------------------------------------
+
+    def components(
+        self,
+        topology: str,
+        *,
+        window: str = "600",
+        component: str | None = None,
+        include_sys: bool = False,
+        stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+    ) -> list[StormComponentStats]:
+        """Per spout and bolt of ``topology`` in ``window`` (an ExecutorStats key: "600", "10800",
+        "86400", ":all-time"): executors, tasks, emitted … capacity, stale executors, last error, as
+        Storm's UI computes them (``storm_stats``). Reads the topology's storms, assignments, workerbeats
+        and errors znodes only."""
+        topology_id = self.resolve(topology)
+        parts = self._topology_parts(topology_id, stale_after_secs)
+        rows = component_stats(
+            topology_id,
+            parts.components,
+            parts.executors,
+            executor_figures(parts.stats),
+            parts.workers,
+            merge_last_errors(self._records(f"errors/{topology_id}", StormError)),
+            windows=(window,),
+            include_sys=include_sys,
+        )
+        return [r for r in rows if component is None or r.component == component]
+
+    def component_streams(
+        self, topology: str, *, window: str = "600", component: str | None = None, include_sys: bool = False
+    ) -> list[StormComponentStream]:
+        """Per component and stream of ``topology`` (Storm UI's component page: output streams, and a
+        bolt's input streams by source component)."""
+        topology_id = self.resolve(topology)
+        parts = self._topology_parts(topology_id, DEFAULT_STALE_AFTER_SECS)
+        rows = component_streams(
+            topology_id, parts.components, parts.executors, parts.stats, window=window, include_sys=include_sys
+        )
+        return [r for r in rows if component is None or r.component == component]
+
+    def _topology_parts(self, topology_id: str, stale_after_secs: float) -> _TopologyParts:
+        components = self._records(f"storms/{topology_id}", StormComponent)
+        if not components and not self.cluster.exists(self._path(f"storms/{topology_id}")):
+            raise NotFoundError(f"topology {topology_id} has no storms node (killed?): no components to show")
+        executors = self._records(f"assignments/{topology_id}", StormExecutor)
+        beats = list(self.cluster.records(self._path(f"workerbeats/{topology_id}"), detail=True))
+        workers = [r for r in beats if isinstance(r, StormWorker)]
+        stats = [r for r in beats if isinstance(r, StormExecutorStat)]
+        workers = with_heartbeat_age(workers, self.cluster.now(), stale_after_secs)
+        return _TopologyParts(components, executors, workers, stats)
 
     # errors -------------------------------------------------------------------------------------------
 
