@@ -22,6 +22,7 @@ from zkstorm.records import (
     KafkaControllerEpoch,
     KafkaPartition,
     KafkaTopic,
+    StormComponentStats,
     StormError,
     StormExecutor,
     StormSupervisor,
@@ -63,6 +64,11 @@ CONTROLLER = [(1, 5), (1, 5), (2, 7), (2, 7), (2, 8)]
 ISR_T0 = [[1, 2, 3], [1, 2], [1, 2], [1, 2], [1, 2, 3]]
 LEADER_T1 = [2, 1, 1, 1, 1]
 TOPICS = [{"t"}, {"t"}, {"t", "u"}, {"t", "u"}, {"t"}]
+# component → per day (capacity, failed, executed) in the last 10 minutes before the snapshot
+COMPONENTS = {
+    ("A", "parse"): [(0.5, 0, 6000), (0.9, 0, 6600), (0.85, 0, 6000), (0.95, 0, 7200), (0.92, 0, 6900)],
+    ("A", "sink"): [(0.2, 0, 600), (0.95, 0, 600), (0.3, 0, 600), (0.2, 3, 600), (0.2, 9, 600)],
+}
 
 
 def _day(i: int) -> datetime:
@@ -138,6 +144,17 @@ def _records(i: int) -> list[Any]:
                 offline=False, under_replicated=under, under_min_isr=False, at_min_isr=False,
                 preferred_leader=leader == 1, min_isr=1, min_isr_source="assumed", pending_deletion=False,
                 health="under_replicated" if under else "ok",
+            )
+        )  # fmt: skip
+    for (tid, component), days in COMPONENTS.items():
+        capacity, failed, executed = days[i]
+        out.append(
+            StormComponentStats(
+                topology_id=tid, component=component, component_type="bolt", window="600", executors=2, tasks=2,
+                emitted=executed, transferred=executed, acked=executed - failed, failed=failed,
+                complete_latency_ms=None, executed=executed, execute_latency_ms=1.0, process_latency_ms=1.0,
+                capacity=capacity, stale_executors=0, last_error_at=None, last_error_host=None,
+                last_error_port=None, last_error=None,
             )
         )  # fmt: skip
     for topic in TOPICS[i]:
@@ -249,6 +266,23 @@ def test_workers_and_executor_moves(spark: Any, result: Any) -> None:
     assert [(r["snapshot_time"].astimezone(timezone.utc), r["moved_executors"]) for r in moves] == [
         (_day(i), 1) for i in moved_days
     ]
+
+
+def test_component_trend_busy_bolts_and_rising_failures(spark: Any, result: Any) -> None:
+    trend = _table(spark, result, "storm_component_trend")
+    parse = [r for r in trend if r["component_name"] == "A/parse"]
+    assert _per_day(parse, "capacity") == [c for c, _, _ in COMPONENTS[("A", "parse")]]
+    assert _per_day(parse, "throughput_per_s") == [e / 600 for _, _, e in COMPONENTS[("A", "parse")]]
+    # above 0.8 from day 1 to the newest snapshot: 4 in a row; sink's one busy day is not a trend
+    busy = {r["component_name"]: r for r in _table(spark, result, "storm_busy_components")}
+    assert set(busy) == {"A/parse"}
+    assert (busy["A/parse"]["busy_snapshots"], busy["A/parse"]["lowest_capacity"]) == (4, 0.85)
+    rises = {r["component_name"]: r for r in _table(spark, result, "storm_failure_rises")}
+    assert set(rises) == {"A/sink"}
+    assert (rises["A/sink"]["failure_rise"], rises["A/sink"]["snapshots_rising"]) == (9, 2)
+    _, _, html = result
+    page = html.read_text()
+    assert "A/parse (4)" in page and "A/sink (9)" in page  # named in the report
 
 
 def test_kafka_brokers_and_controller(spark: Any, result: Any) -> None:

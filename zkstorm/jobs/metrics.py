@@ -273,6 +273,83 @@ def storm_executor_moves(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
+BUSY_CAPACITY = 0.8  # Storm UI flags a bolt whose capacity nears 1: it cannot keep up
+BUSY_SNAPSHOTS = 2  # above it in this many consecutive snapshots, up to the newest = stays busy
+
+
+def _components(s: SnapshotSet, snaps: Any) -> Any | None:
+    """storm_component_stats in the 10-minute window at each snapshot, labelled ``topology/component``."""
+    c = s.table("storm_component_stats")
+    if c is None:
+        return None
+    F = _F()
+    return (
+        c.where(F.col("window") == "600")
+        .withColumn("component_name", F.concat_ws("/", "topology_id", "component"))
+        .join(snaps.select("snapshot_id", "idx"), "snapshot_id")
+    )
+
+
+def storm_component_trend(s: SnapshotSet, snaps: Any) -> Any | None:
+    """Per snapshot and component, its last 10 minutes: throughput (tuples/s a bolt executed or a
+    spout emitted), acked, failed and capacity."""
+    c = _components(s, snaps)
+    if c is None:
+        return None
+    F = _F()
+    return c.select(
+        "cluster",
+        "snapshot_time",
+        "component_name",
+        (F.coalesce(F.col("executed"), F.col("emitted")) / 600.0).alias("throughput_per_s"),
+        "acked",
+        "failed",
+        "capacity",
+    )
+
+
+def storm_busy_components(s: SnapshotSet, snaps: Any) -> Any | None:
+    """Bolts whose capacity stays above ``BUSY_CAPACITY``: above it in at least ``BUSY_SNAPSHOTS``
+    consecutive snapshots up to the newest, with how many and the lowest capacity in that run."""
+    c = _components(s, snaps)
+    if c is None:
+        return None
+    F, W = _F(), _window()
+    busy = c.where(F.col("capacity") > BUSY_CAPACITY)
+    by_component = W.partitionBy("cluster", "component_name").orderBy("idx")
+    runs = busy.withColumn("run", F.col("idx") - F.row_number().over(by_component))
+    last_idx = snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
+    return (
+        runs.groupBy("cluster", "component_name", "run")
+        .agg(
+            F.count(F.lit(1)).alias("busy_snapshots"),
+            F.min("capacity").alias("lowest_capacity"),
+            F.max("idx").alias("end_idx"),
+        )
+        .join(last_idx, "cluster")
+        .where((F.col("end_idx") == F.col("last_idx")) & (F.col("busy_snapshots") >= BUSY_SNAPSHOTS))
+        .drop("run", "end_idx", "last_idx")
+    )
+
+
+def storm_failure_rises(s: SnapshotSet, snaps: Any) -> Any | None:
+    """Components whose failed tuples (last 10 minutes) rose from one snapshot to the next: the sum of
+    the rises over the history and in how many snapshots they rose."""
+    c = _components(s, snaps)
+    if c is None:
+        return None
+    F = _F()
+    pairs = _pairs(c.select("cluster", "snapshot_id", "component_name", "failed"), snaps, ["component_name"])
+    return (
+        pairs.where(F.col("failed") > F.col("prev_failed"))
+        .groupBy("cluster", "component_name")
+        .agg(
+            F.sum(F.col("failed") - F.col("prev_failed")).alias("failure_rise"),
+            F.count(F.lit(1)).alias("snapshots_rising"),
+        )
+    )
+
+
 # --- Kafka ---------------------------------------------------------------------------------------------
 
 
@@ -458,6 +535,11 @@ METRICS = [
     Metric("storm_supervisor_flaps", "Storm", "Flapping supervisors", storm_supervisor_flaps),
     Metric("storm_workers", "Storm", "Workers: stale heartbeats and restarts", storm_workers),
     Metric("storm_executor_moves", "Storm", "Executors that moved", storm_executor_moves),
+    Metric(
+        "storm_component_trend", "Storm", "Component capacity (last 10 minutes at each snapshot)", storm_component_trend
+    ),
+    Metric("storm_busy_components", "Storm", f"Bolts that stay above capacity {BUSY_CAPACITY}", storm_busy_components),
+    Metric("storm_failure_rises", "Storm", "Components whose failures rose", storm_failure_rises),
     Metric("kafka_brokers", "Kafka", "Live brokers and restarts", kafka_brokers),
     Metric("kafka_controller", "Kafka", "Controller and elections", kafka_controller),
     Metric("kafka_partition_health", "Kafka", "Partition health", kafka_partition_health),

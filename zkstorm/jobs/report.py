@@ -28,6 +28,9 @@ CHARTS: dict[str, tuple[str, str, tuple[str, ...], str | None]] = {
     "storm_supervisor_flaps": ("bars", "hostname", ("flaps", "restarts"), None),
     "storm_workers": ("lines", "snapshot_time", ("workers", "stale", "restarts"), None),
     "storm_executor_moves": ("lines", "snapshot_time", ("moved_executors",), "topology_id"),
+    "storm_component_trend": ("lines", "snapshot_time", ("capacity",), "component_name"),
+    "storm_busy_components": ("bars", "component_name", ("busy_snapshots",), None),
+    "storm_failure_rises": ("bars", "component_name", ("failure_rise",), None),
     "kafka_brokers": ("lines", "snapshot_time", ("brokers", "brokers_disappeared", "restarts"), None),
     "kafka_controller": ("lines", "snapshot_time", ("epoch", "elections"), None),
     "kafka_partition_health": (
