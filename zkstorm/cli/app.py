@@ -315,6 +315,20 @@ def emit_rows(
     finish(settings)
 
 
+PROMETHEUS_FORMATS = (*VIEW_FORMATS, "prometheus")
+
+
+def emit_prometheus(settings: Settings, families: Sequence[Any]) -> None:
+    """Write a view's metrics as Prometheus text (with when the data was current and what could not be
+    read), then report the cluster's problems on stderr (``finish``)."""
+    from ..export.prometheus import exposition, read_families
+
+    cluster = settings.opened
+    assert cluster is not None  # a view ran on it
+    sys.stdout.write(exposition([*read_families(cluster.now(), cluster.problems), *families]))
+    finish(settings)
+
+
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import ExitCode
-from .app import VIEW_FORMATS, Settings, cli, emit_rows, format_option
+from .app import PROMETHEUS_FORMATS, VIEW_FORMATS, Settings, cli, emit_prometheus, emit_rows, format_option
 
 _DEFAULT_MIN_ISR = click.option(
     "--default-min-isr",
@@ -23,7 +23,7 @@ def kafka() -> None:
 
 
 @kafka.command("brokers")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def kafka_brokers(settings: Settings, fmt: str, as_json: bool) -> None:
     """Registered brokers, and unregistered ones still named in replica lists (alive = no)."""
@@ -31,6 +31,11 @@ def kafka_brokers(settings: Settings, fmt: str, as_json: bool) -> None:
 
     with settings.cluster() as cluster:
         rows = cluster.kafka.brokers()
+    if fmt == "prometheus":
+        from ..export.prometheus import kafka_broker_families
+
+        emit_prometheus(settings, kafka_broker_families(cluster.kafka.root, rows))
+        return
     columns = ["broker_id", "alive", "host", "port", "rack", "version", "registered_at", "endpoints"]
     emit_rows(settings, "json" if as_json else fmt, rows, KafkaBroker, columns=columns)
 
@@ -55,7 +60,7 @@ def kafka_topics(settings: Settings, topic: str | None, fmt: str, as_json: bool)
 @click.option("--under-replicated", is_flag=True, help="Only partitions whose ISR is smaller than their replicas.")
 @click.option("--under-min-isr", is_flag=True, help="Only partitions below min.insync.replicas (or leaderless).")
 @_DEFAULT_MIN_ISR
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def kafka_partitions(
     settings: Settings,
@@ -78,6 +83,11 @@ def kafka_partitions(
             under_min_isr=under_min_isr,
             default_min_isr=default_min_isr,
         )
+    if fmt == "prometheus":
+        from ..export.prometheus import kafka_partition_families
+
+        emit_prometheus(settings, kafka_partition_families(cluster.kafka.root, rows))
+        return
     columns = [
         "topic",
         "partition",
@@ -170,24 +180,41 @@ def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
 @kafka.command("health")
 @click.option("--check", is_flag=True, help="Exit 6 when any finding is at error level (Nagios-style).")
 @_DEFAULT_MIN_ISR
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, fmt: str, as_json: bool) -> None:
     """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
     lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration."""
     from ..records import KafkaFinding
 
+    fmt = "json" if as_json else fmt
     with settings.cluster() as cluster:
-        findings = cluster.kafka.health(default_min_isr=default_min_isr)
-    title = f"{len(findings)} findings under {cluster.kafka.root}"
-    emit_rows(
-        settings,
-        "json" if as_json else fmt,
-        findings,
-        KafkaFinding,
-        columns=["level", "finding", "detail"],
-        title=title,
-    )
+        if fmt == "prometheus":
+            report = cluster.kafka.health_report(default_min_isr=default_min_isr)
+            findings = report.findings
+        else:
+            findings = cluster.kafka.health(default_min_isr=default_min_isr)
+    if fmt == "prometheus":
+        from ..export.prometheus import kafka_broker_families, kafka_finding_families, kafka_partition_families
+
+        root = cluster.kafka.root
+        emit_prometheus(
+            settings,
+            [
+                *kafka_partition_families(root, report.partitions),
+                *kafka_broker_families(root, report.brokers, report.partitions),
+                *kafka_finding_families(root, report.findings),
+            ],
+        )
+    else:
+        emit_rows(
+            settings,
+            fmt,
+            findings,
+            KafkaFinding,
+            columns=["level", "finding", "detail"],
+            title=f"{len(findings)} findings under {cluster.kafka.root}",
+        )
     if check and any(f.level == "error" for f in findings):
         sys.exit(ExitCode.UNHEALTHY)
 

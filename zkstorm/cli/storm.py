@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import click
 
-from .app import VIEW_FORMATS, Settings, cli, emit_rows, finish, format_option, parse_duration, parse_since
+from .app import (
+    PROMETHEUS_FORMATS,
+    VIEW_FORMATS,
+    Settings,
+    cli,
+    emit_prometheus,
+    emit_rows,
+    finish,
+    format_option,
+    parse_duration,
+    parse_since,
+)
 
 
 @cli.command()
@@ -57,7 +68,7 @@ def storm() -> None:
 
 
 @storm.command("topologies")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
     """Every topology with its status, workers and executors."""
@@ -65,6 +76,12 @@ def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
 
     with settings.cluster() as cluster:
         rows = cluster.storm.topologies()
+        errors_stored = cluster.storm.stored_error_counts() if fmt == "prometheus" else {}
+    if fmt == "prometheus":
+        from ..export.prometheus import storm_topology_families
+
+        emit_prometheus(settings, storm_topology_families(cluster.storm.root, rows, errors_stored))
+        return
     columns = [
         "name",
         "status",
@@ -80,7 +97,7 @@ def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
 
 
 @storm.command("supervisors")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
     """Every live supervisor (their znodes are ephemeral) with its slots and capacity."""
@@ -88,6 +105,12 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
 
     with settings.cluster() as cluster:
         rows = cluster.storm.supervisors()
+        missing = cluster.storm.missing_supervisors() if fmt == "prometheus" else []
+    if fmt == "prometheus":
+        from ..export.prometheus import storm_supervisor_families
+
+        emit_prometheus(settings, storm_supervisor_families(cluster.storm.root, rows, missing))
+        return
     columns = [
         "hostname",
         "used_ports",
@@ -116,7 +139,7 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
     is_flag=True,
     help="Instead: every executor counter of the heartbeats (executor, window, stream, metric, value).",
 )
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def storm_workers(
     settings: Settings,
@@ -137,6 +160,14 @@ def storm_workers(
             stats = cluster.storm.executor_stats(topology)
         else:
             rows = cluster.storm.workers(topology, stale_after_secs=limit, only_stale=only_stale)
+        names = cluster.storm.topology_ids() if fmt == "prometheus" else {}
+    if fmt == "prometheus" and not with_stats:
+        from ..export.prometheus import storm_worker_families
+
+        emit_prometheus(settings, storm_worker_families(cluster.storm.root, rows, names))
+        return
+    if fmt == "prometheus":
+        raise click.UsageError("--stats has no Prometheus form (its series would be unbounded); use -f jsonl")
     if with_stats:
         columns = [
             "topology_id",

@@ -9,6 +9,7 @@ The rules themselves (partition health, min ISR source, findings) are functions 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +110,13 @@ def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
 # --- the views ------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class HealthReport:
+    partitions: list[KafkaPartition]
+    brokers: list[KafkaBroker]
+    findings: list[KafkaFinding]
+
+
 class KafkaCluster:
     """The Kafka cluster whose chroot is ``root``, on a ``Cluster``'s source."""
 
@@ -201,6 +209,16 @@ class KafkaCluster:
         if under_min_isr:
             rows = [p for p in rows if p.under_min_isr]
         return rows
+
+    def health_report(self, *, default_min_isr: int | None = None) -> HealthReport:
+        """Partitions, brokers (registered and unregistered) and findings, from the one walk ``health``
+        makes: what ``-f prometheus`` exports."""
+        state = self.state()
+        return HealthReport(
+            partitions=self.partitions(default_min_isr=default_min_isr),
+            brokers=all_brokers(state.brokers, state.registered, state.assignments),
+            findings=self.health(default_min_isr=default_min_isr),
+        )
 
     def health(self, *, default_min_isr: int | None = None) -> list[KafkaFinding]:
         """Explained findings, errors first."""

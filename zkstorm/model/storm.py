@@ -29,6 +29,7 @@ from ..records import (
     StormTopology,
     StormWorker,
 )
+from ..sources.base import RawNode
 from .storm_stats import component_stats, component_streams, executor_figures
 
 if TYPE_CHECKING:
@@ -221,6 +222,26 @@ class StormCluster:
         """Every executor counter of the heartbeats (executor, window, stream, metric, value)."""
         scope = f"/{self.resolve(topology)}" if topology else ""
         return self._records(f"workerbeats{scope}", StormExecutorStat, detail=True)
+
+    def missing_supervisors(self) -> list[str]:
+        """Supervisor ids the assignments place executors on that are not registered (their supervisor
+        znodes are ephemeral: missing means down, or cut off from ZooKeeper)."""
+        live = {s.supervisor_id for s in self.supervisors()}
+        return sorted({e.node for e in self._records("assignments", StormExecutor)} - live)
+
+    def stored_error_counts(self) -> dict[str, int]:
+        """topology id → error nodes Storm keeps for it, from the component znodes' child counts alone
+        (nothing decoded)."""
+        counts: dict[str, int] = {}
+        base = self._path("errors")
+        if not self.cluster.exists(base):
+            return counts
+        for item in self.cluster.source.walk(base, max_depth=2):
+            if isinstance(item, RawNode) and item.path.count("/") - base.count("/") == 2:
+                topology_id = item.path[len(base) + 1 :].split("/", 1)[0]
+                if not item.path.endswith("-last-error"):
+                    counts[topology_id] = counts.get(topology_id, 0) + item.stat.numChildren
+        return counts
 
     # components: Storm UI's topology page -----------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""The model's records in other shapes: Prometheus text exposition (``prometheus``)."""

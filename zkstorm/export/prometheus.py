@@ -1,0 +1,236 @@
+"""The model's records as Prometheus text exposition, for node_exporter's textfile collector or a
+Pushgateway (``-f prometheus``).
+
+Written through ``prometheus_client`` (its own escaping and format, which its parser reads back). Every
+series is a gauge of the state the command read; labels are bounded: a root, a topic, a broker id, a
+topology name, a finding kind, a status, never a partition, a worker or a host. The metric names, labels
+and units are listed in the README ("Prometheus").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..records import (
+    DecodeFailure,
+    KafkaBroker,
+    KafkaFinding,
+    KafkaPartition,
+    StormSupervisor,
+    StormTopology,
+    StormWorker,
+    Unreadable,
+)
+
+
+@dataclass
+class Family:
+    """One metric: its name (``zkstorm_`` added), help text, label names and samples."""
+
+    name: str
+    documentation: str
+    labels: tuple[str, ...] = ()
+    samples: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
+
+    def add(self, value: float, *label_values: Any) -> Family:
+        self.samples.append((tuple(str(v) for v in label_values), float(value)))
+        return self
+
+
+def exposition(families: Iterable[Family]) -> str:
+    """The text format (version 0.0.4) of ``families``, through prometheus_client's own writer."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.core import GaugeMetricFamily
+
+    built = []
+    for family in families:
+        gauge = GaugeMetricFamily(f"zkstorm_{family.name}", family.documentation, labels=list(family.labels))
+        for values, value in family.samples:
+            gauge.add_metric(list(values), value)
+        built.append(gauge)
+
+    class _Collector:
+        def collect(self) -> Iterator[Any]:
+            return iter(built)
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_Collector())  # type: ignore[arg-type]
+    return generate_latest(registry).decode("utf-8")
+
+
+def read_families(as_of_secs: float, problems: Sequence[Any]) -> list[Family]:
+    """What every output carries: when the data was current, and what could not be read or decoded."""
+    return [
+        Family("data_timestamp_seconds", "When the ZooKeeper data read was current (epoch seconds).").add(as_of_secs),
+        Family("decode_failures", "Znodes read that could not be decoded.").add(
+            sum(isinstance(p, DecodeFailure) for p in problems)
+        ),
+        Family("unreadable_znodes", "Znodes the session was not allowed to read (NoAuth) or that failed.").add(
+            sum(isinstance(p, Unreadable) for p in problems)
+        ),
+    ]
+
+
+# --- Kafka ------------------------------------------------------------------------------------------------
+
+
+def kafka_partition_families(root: str, partitions: Sequence[KafkaPartition]) -> list[Family]:
+    """Partition totals by health condition, and per topic."""
+    total = Family("kafka_partitions", "Partitions.", ("root",)).add(len(partitions), root)
+    flags = [
+        ("offline", "Partitions without a live leader."),
+        ("under_replicated", "Partitions whose ISR is smaller than their replica set."),
+        ("under_min_isr", "Partitions whose ISR is below min.insync.replicas (acks=all producers fail)."),
+        ("at_min_isr", "Partitions whose ISR is at min.insync.replicas (one more loss blocks acks=all)."),
+    ]
+    out = [total]
+    for flag, text in flags:
+        out.append(
+            Family(f"kafka_partitions_{flag}", text, ("root",)).add(
+                sum(bool(getattr(p, flag)) for p in partitions), root
+            )
+        )
+    out.append(
+        Family(
+            "kafka_partitions_not_preferred_leader", "Partitions not led by their preferred replica.", ("root",)
+        ).add(sum(p.preferred_leader is False for p in partitions), root)
+    )
+    out.append(
+        Family("kafka_partitions_unknown_health", "Partitions whose state znode could not be read.", ("root",)).add(
+            sum(p.health == "unknown" for p in partitions), root
+        )
+    )
+    per_topic = {
+        name: Family(f"kafka_topic_{name}", text, ("root", "topic"))
+        for name, text in (
+            ("partitions", "Partitions of the topic."),
+            ("offline_partitions", "Offline partitions of the topic."),
+            ("under_replicated_partitions", "Under-replicated partitions of the topic."),
+            ("under_min_isr_partitions", "Partitions of the topic below min.insync.replicas."),
+        )
+    }
+    counts: dict[str, Counter[str]] = {}
+    for p in partitions:
+        c = counts.setdefault(p.topic, Counter())
+        c["partitions"] += 1
+        c["offline_partitions"] += bool(p.offline)
+        c["under_replicated_partitions"] += bool(p.under_replicated)
+        c["under_min_isr_partitions"] += bool(p.under_min_isr)
+    for topic, c in sorted(counts.items()):
+        for name, family in per_topic.items():
+            family.add(c[name], root, topic)
+    return out + list(per_topic.values())
+
+
+def kafka_broker_families(
+    root: str, brokers: Sequence[KafkaBroker], partitions: Sequence[KafkaPartition] | None = None
+) -> list[Family]:
+    """Registered and unregistered brokers (named in replica lists only), per broker; with partitions,
+    how many each broker leads and holds a replica of."""
+    registered = [b for b in brokers if b.alive]
+    out = [
+        Family("kafka_brokers", "Registered brokers.", ("root",)).add(len(registered), root),
+        Family(
+            "kafka_brokers_unregistered", "Brokers named in replica lists but not registered (dead).", ("root",)
+        ).add(len(brokers) - len(registered), root),
+    ]
+    per_broker = Family(
+        "kafka_broker_registered",
+        "1 if the broker is registered, 0 if only a replica list names it.",
+        ("root", "broker_id"),
+    )
+    for b in sorted(brokers, key=lambda b: b.broker_id):
+        per_broker.add(1 if b.alive else 0, root, b.broker_id)
+    out.append(per_broker)
+    if partitions is not None:
+        leaders = Counter(p.leader for p in partitions if p.leader is not None and p.leader >= 0)
+        replicas = Counter(r for p in partitions for r in p.replicas)
+        lead = Family("kafka_broker_leader_partitions", "Partitions the broker leads.", ("root", "broker_id"))
+        hold = Family(
+            "kafka_broker_replica_partitions", "Partitions the broker is a replica of.", ("root", "broker_id")
+        )
+        for b in sorted(brokers, key=lambda b: b.broker_id):
+            lead.add(leaders[b.broker_id], root, b.broker_id)
+            hold.add(replicas[b.broker_id], root, b.broker_id)
+        out += [lead, hold]
+    return out
+
+
+def kafka_finding_families(root: str, findings: Sequence[KafkaFinding]) -> list[Family]:
+    """Health findings counted by rule and level."""
+    family = Family(
+        "kafka_findings", "Health findings (kafka health), by rule and level.", ("root", "finding", "level")
+    )
+    for (finding, level), count in sorted(Counter((f.finding, f.level) for f in findings).items()):
+        family.add(count, root, finding, level)
+    return [family]
+
+
+# --- Storm ------------------------------------------------------------------------------------------------
+
+
+def storm_topology_families(
+    root: str, topologies: Sequence[StormTopology], errors_stored: dict[str, int]
+) -> list[Family]:
+    """Topologies by status; per topology (by name) its workers, executors and stored errors."""
+    by_status = Family("storm_topologies", "Topologies by status.", ("root", "status"))
+    for status, count in sorted(Counter(t.status for t in topologies).items()):
+        by_status.add(count, root, status)
+    workers = Family("storm_topology_workers", "Workers the topology asks for.", ("root", "topology"))
+    executors = Family("storm_topology_executors", "Executors of the topology.", ("root", "topology"))
+    errors = Family(
+        "storm_topology_errors_stored",
+        "Errors Storm keeps for the topology (newest 10 per component).",
+        ("root", "topology"),
+    )
+    for t in sorted(topologies, key=lambda t: (t.name, t.topology_id)):
+        workers.add(t.num_workers, root, t.name)
+        executors.add(t.num_executors, root, t.name)
+        errors.add(errors_stored.get(t.topology_id, 0), root, t.name)
+    return [by_status, workers, executors, errors]
+
+
+def storm_worker_families(root: str, workers: Sequence[StormWorker], names: dict[str, str]) -> list[Family]:
+    """Workers with a heartbeat, stale ones, and the oldest heartbeat, per topology (by name)."""
+    total = Family("storm_workers", "Workers with a heartbeat.", ("root", "topology"))
+    stale = Family("storm_workers_stale", "Workers whose heartbeat is stale.", ("root", "topology"))
+    oldest = Family(
+        "storm_worker_heartbeat_age_max_seconds", "The oldest worker heartbeat's age.", ("root", "topology")
+    )
+    by_topology: dict[str, list[StormWorker]] = {}
+    for w in workers:
+        by_topology.setdefault(names.get(w.topology_id, w.topology_id), []).append(w)
+    for name, mine in sorted(by_topology.items()):
+        total.add(len(mine), root, name)
+        stale.add(sum(bool(w.stale) for w in mine), root, name)
+        oldest.add(max(w.age_secs or 0 for w in mine), root, name)
+    return [
+        Family("storm_stale_workers", "Workers whose heartbeat is stale, all topologies.", ("root",)).add(
+            sum(bool(w.stale) for w in workers), root
+        ),
+        total,
+        stale,
+        oldest,
+    ]
+
+
+def storm_supervisor_families(
+    root: str, supervisors: Sequence[StormSupervisor], missing: Sequence[str]
+) -> list[Family]:
+    """Live supervisors, those assignments name but that are not registered, and slots."""
+    used = sum(len(s.used_ports) for s in supervisors)
+    slots = sum(len(s.ports) for s in supervisors)
+    return [
+        Family("storm_supervisors", "Registered (live) supervisors.", ("root",)).add(len(supervisors), root),
+        Family(
+            "storm_supervisors_missing",
+            "Supervisors an assignment places executors on that are not registered.",
+            ("root",),
+        ).add(len(missing), root),
+        Family("storm_slots", "Worker slots of the live supervisors.", ("root", "state"))
+        .add(used, root, "used")
+        .add(slots - used, root, "free"),
+    ]
