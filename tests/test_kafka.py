@@ -4,6 +4,7 @@ health fact, through the CLI against the fixtures loaded into the real server.""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -402,3 +403,51 @@ def test_health_rules_on_a_hand_built_state() -> None:
     assert ("unregistered_broker", None, 3) in findings
     detail = next(f.detail for f in records if isinstance(f, KafkaFinding) and f.finding == "unregistered_broker")
     assert detail.startswith("broker 3 is not registered") and "replica of 2 partitions" in detail
+
+
+def test_health_leads_with_one_line_per_rule(writer: KazooClient, zk_root: Chroot) -> None:
+    """In a terminal, `kafka health` is a summary: each rule once with its count and what it means,
+    at most 40 lines at 120 columns; --detail adds every finding; JSON keeps every finding."""
+    from tests.test_cli import run
+
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    zk = ("--zk", zk_root.zk, "--kafka-root", "/kafka-prod", "kafka", "health")
+    findings = json.loads(run(*zk, "-f", "json").stdout)
+    counts = Counter(f["finding"] for f in findings)
+    table = run(*zk, env={"COLUMNS": "120"}).stdout
+    lines = table.splitlines()
+    assert len(lines) <= 40 and max(map(len, lines)) <= 120, table
+    for finding, count in counts.items():
+        row = next(line for line in lines if f"│ {finding} " in line)
+        assert f"│ {count:>5} │" in row, row
+    assert "broker 104 is not registered" in table  # the one-broker rule keeps its own explanation
+    detailed = run(*zk, "--detail", env={"COLUMNS": "200"}).stdout
+    assert len(detailed.splitlines()) > len(findings)
+    narrow = run(*zk, env={"COLUMNS": "80"}).stdout
+    assert max(map(len, narrow.splitlines())) <= 80
+
+
+def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None:
+    from zkstorm.health import summarize_findings
+    from zkstorm.records import KafkaFinding
+
+    many = [
+        KafkaFinding(
+            finding="under_replicated", level="warning", topic=f"t{p % 7}", partition=p, broker_id=None, detail="x"
+        )
+        for p in range(100_000)
+    ] + [
+        KafkaFinding(
+            finding="unregistered_broker",
+            level="warning",
+            topic=None,
+            partition=None,
+            broker_id=9,
+            detail="broker 9 is gone",
+        )
+    ]
+    summary = summarize_findings(many)
+    assert [(s.finding, s.count) for s in summary] == [("under_replicated", 100_000), ("unregistered_broker", 1)]
+    assert summary[0].topics == ("t0 (14286)", "t1 (14286)")
+    assert summary[0].explanation == "100000 partitions in 7 topics: ISR smaller than the replica set"
+    assert summary[1].explanation == "broker 9 is gone" and summary[1].brokers == (9,)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ from .records import (
     KafkaController,
     KafkaControllerEpoch,
     KafkaFinding,
+    KafkaFindingSummary,
     KafkaIsrChange,
     KafkaLogDirEvent,
     KafkaMigration,
@@ -404,3 +406,55 @@ def _age(ms: int) -> str:
     if seconds < 86400:
         return f"{seconds // 3600}h"
     return f"{seconds // 86400}d"
+
+
+# --- the summary a terminal leads with --------------------------------------------------------------------
+
+# What a partition-level finding means, said once for all of them (the per-partition detail stays in
+# --detail and the machine formats).
+MEANING = {
+    "offline_partition": "no live leader, unavailable to producers and consumers",
+    "under_replicated": "ISR smaller than the replica set",
+    "under_min_isr": "ISR below min.insync.replicas (or no leader): acks=all producers fail",
+    "at_min_isr": "ISR at min.insync.replicas: one more loss fails acks=all producers",
+    "preferred_leader_imbalance": "not led by their preferred replica",
+    "unregistered_replicas": "replica lists name unregistered brokers",
+    "unknown_partition_state": "state znode unreadable or undecodable: health unknown",
+    "isr_not_in_replicas": "ISR names brokers outside the replica set",
+    "reassignment_in_flight": "being moved between brokers",
+    "leader_imbalance": "lead partitions they are not the preferred leader of (a preferred replica election "
+    "moves them back)",
+}
+TOP_TOPICS = 2
+
+
+def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSummary]:
+    """Per rule, in the order ``sort_findings`` gives (errors first): its count, the most affected
+    topics and the brokers it names, and one explanation. A rule about brokers or the cluster (few rows)
+    keeps each row's own explanation; a rule about partitions says what it means and where it is."""
+    by_rule: dict[tuple[str, str], list[KafkaFinding]] = {}
+    for f in findings:
+        by_rule.setdefault((f.finding, f.level), []).append(f)
+    out = []
+    for (finding, level), rows in by_rule.items():
+        topics = Counter(f.topic for f in rows if f.topic is not None)
+        top = tuple(f"{t} ({n})" for t, n in topics.most_common(TOP_TOPICS))
+        brokers = tuple(sorted({f.broker_id for f in rows if f.broker_id is not None}))
+        if finding in MEANING and len(rows) > 1:
+            where = f" in {_plural(len(topics), 'topic')}" if topics else ""
+            unit = "partition" if any(f.partition is not None for f in rows) else "broker"
+            explanation = f"{_plural(len(rows), unit)}{where}: {MEANING[finding]}"
+        else:
+            explanation = "; ".join(f.detail for f in rows[:TOP_TOPICS]) + (
+                f"; and {len(rows) - TOP_TOPICS} more" if len(rows) > TOP_TOPICS else ""
+            )
+        out.append(
+            KafkaFindingSummary(
+                finding=finding, level=level, count=len(rows), topics=top, brokers=brokers, explanation=explanation
+            )
+        )
+    return out
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -653,6 +653,19 @@ class KafkaFinding:
     detail: str
 
 
+@dataclass(slots=True, kw_only=True)
+class KafkaFindingSummary:
+    """One health rule's findings taken together (``kafka health`` leads with these): how many, where
+    most of them are, and what they mean, said once."""
+
+    finding: str
+    level: str
+    count: int
+    topics: tuple[str, ...]  # the most affected, as "topic (partitions)"
+    brokers: tuple[int, ...]
+    explanation: str
+
+
 RECORD_TYPES: tuple[type, ...] = (
     Znode,
     Unreadable,
@@ -705,4 +718,5 @@ RECORD_TYPES: tuple[type, ...] = (
     KafkaDelegationToken,
     KafkaRoot,
     KafkaFinding,
+    KafkaFindingSummary,
 )

@@ -171,3 +171,20 @@ def errors_table(
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def findings_summary_table(summary: Sequence[Any], *, title: str | None = None) -> Table:
+    """``kafka health``'s lead: one row per rule, the explanation given the width that is left (rule
+    names and counts never wrap, the topics column stays narrow)."""
+    table = Table(title=title, header_style="bold", expand=False)
+    table.add_column("level", no_wrap=True)
+    table.add_column("finding", no_wrap=True, overflow="ellipsis")
+    table.add_column("count", justify="right", no_wrap=True)
+    table.add_column("most affected", max_width=30, overflow="fold")
+    table.add_column("explanation", ratio=1, overflow="fold")
+    for row in summary:
+        brokers = (
+            [f"broker{'s' if len(row.brokers) > 1 else ''} {','.join(map(str, row.brokers))}"] if row.brokers else []
+        )
+        table.add_row(row.level, row.finding, str(row.count), "\n".join([*row.topics, *brokers]), row.explanation)
+    return table

@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..errors import ExitCode
-from .app import PROMETHEUS_FORMATS, VIEW_FORMATS, Settings, cli, emit_prometheus, emit_rows, format_option
+from .app import PROMETHEUS_FORMATS, VIEW_FORMATS, Settings, cli, emit_prometheus, emit_rows, finish, format_option
 
 _DEFAULT_MIN_ISR = click.option(
     "--default-min-isr",
@@ -179,12 +179,22 @@ def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
 
 @kafka.command("health")
 @click.option("--check", is_flag=True, help="Exit 6 when any finding is at error level (Nagios-style).")
+@click.option(
+    "--detail",
+    is_flag=True,
+    help="In a table, every finding after the summary (machine formats always have every one).",
+)
 @_DEFAULT_MIN_ISR
 @format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
-def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, fmt: str, as_json: bool) -> None:
+def kafka_health(
+    settings: Settings, check: bool, detail: bool, default_min_isr: int | None, fmt: str, as_json: bool
+) -> None:
     """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
-    lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration."""
+    lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration.
+
+    A table leads with one line per rule (count, most affected topics, brokers, what it means);
+    --detail adds every finding. JSON, JSONL and CSV carry every finding."""
     from ..records import KafkaFinding
 
     fmt = "json" if as_json else fmt
@@ -206,15 +216,27 @@ def kafka_health(settings: Settings, check: bool, default_min_isr: int | None, f
                 *kafka_finding_families(root, report.findings),
             ],
         )
+    elif fmt == "table":
+        from ..health import summarize_findings
+        from ..output import emit
+        from ..render import findings_summary_table
+        from .app import stdout_console
+
+        console = stdout_console()
+        title = f"{len(findings)} findings under {cluster.kafka.root}, by rule"
+        console.print(findings_summary_table(summarize_findings(findings), title=title))
+        if detail:
+            emit(
+                findings,
+                "table",
+                sys.stdout,
+                primary=KafkaFinding,
+                console=console,
+                table_columns=["level", "finding", "detail"],
+            )
+        finish(settings)
     else:
-        emit_rows(
-            settings,
-            fmt,
-            findings,
-            KafkaFinding,
-            columns=["level", "finding", "detail"],
-            title=f"{len(findings)} findings under {cluster.kafka.root}",
-        )
+        emit_rows(settings, fmt, findings, KafkaFinding)
     if check and any(f.level == "error" for f in findings):
         sys.exit(ExitCode.UNHEALTHY)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError
-from ..health import KafkaState, kafka_findings, kafka_partitions
+from ..health import KafkaState, kafka_findings, kafka_partitions, summarize_findings
 from ..layout import join
 from ..records import (
     KafkaAcl,
@@ -26,6 +26,7 @@ from ..records import (
     KafkaController,
     KafkaControllerEpoch,
     KafkaFinding,
+    KafkaFindingSummary,
     KafkaPartition,
     KafkaReassignment,
     KafkaReplicaAssignment,
@@ -219,6 +220,10 @@ class KafkaCluster:
             brokers=all_brokers(state.brokers, state.registered, state.assignments),
             findings=self.health(default_min_isr=default_min_isr),
         )
+
+    def health_summary(self, *, default_min_isr: int | None = None) -> list[KafkaFindingSummary]:
+        """``health`` per rule: count, most affected topics, brokers, one explanation (errors first)."""
+        return summarize_findings(self.health(default_min_isr=default_min_isr))
 
     def health(self, *, default_min_isr: int | None = None) -> list[KafkaFinding]:
         """Explained findings, errors first."""
