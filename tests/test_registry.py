@@ -53,7 +53,7 @@ def test_decode_node_summarises_and_turns_errors_into_failures() -> None:
         DecodeFailure(
             path="/storm/storms/t-1-1",
             record_kind="storm_base",
-            failure_type="decode-error",
+            failure_type="decode_error",
             reason="not a thing",
             size=3,
             encoding="text",

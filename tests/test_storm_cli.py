@@ -186,7 +186,7 @@ def test_a_corrupt_znode_is_reported_and_the_rest_still_shown(writer: KazooClien
     assert run("--zk", zk_root.zk, "--strict", "storm", "topologies").exit_code == ExitCode.DECODE_FAILURES
     tree = run("--zk", zk_root.zk, "tree", "/storm/storms", "-f", "jsonl")
     failures = [json.loads(x) for x in tree.stdout.splitlines() if '"decode_failure"' in x]
-    assert failures and failures[0]["size"] == len(bad) and failures[0]["failure_type"] == "thrift-schema-mismatch"
+    assert failures and failures[0]["size"] == len(bad) and failures[0]["failure_type"] == "thrift_schema_mismatch"
 
 
 def test_credentials_are_redacted_in_every_format(writer: KazooClient, zk_root: Chroot) -> None:

@@ -7,6 +7,7 @@ overlaps with the reads still in flight.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,7 @@ from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka
 from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
 from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
-from .errors import DecodeError
+from .errors import DecodeError, FailureType
 from .health import KafkaState
 from .layout import DEFAULT_ROOTS, Roots, relative_to
 from .records import (
@@ -36,6 +37,8 @@ from .records import (
     Znode,
 )
 from .sources.base import Denied, RawNode, Source, WalkStats
+
+log = logging.getLogger(__name__)
 
 
 def to_znode(raw: RawNode, encoding: str, summary: str | None = None, status: str = "not-decoded") -> Znode:
@@ -82,7 +85,8 @@ def decode_node(
 ) -> tuple[Znode, list[Any]]:
     """The znode record of ``raw`` and whatever its registered decoder makes of the bytes.
 
-    A decoder that raises ``DecodeError`` yields one ``DecodeFailure`` instead; nothing else escapes.
+    A decoder that raises ``DecodeError`` yields one ``DecodeFailure`` instead; any other exception in a
+    decoder or its summary (a decoder bug) yields one too, typed ``decoder_error``: nothing escapes.
     The bytes are parsed once: a decoder that reads them says what encoding it found, and only a payload
     no decoder claims (or one its decoder failed on) is sniffed for the ``encoding`` column.
     """
@@ -93,25 +97,31 @@ def decode_node(
     context = DecodeContext(raw.path, root, rel, raw.stat, show_secrets, detail)
     try:
         records = list(decoder.decode(context, raw.data))
+        decoded = [r for r in records if not isinstance(r, DecodeWarning)]
+        summary: str | None
+        if decoder.summarize and decoded:
+            summary = decoder.summarize(decoded)
+        else:  # nothing decoded (e.g. empty data where a payload belongs): say why
+            summary = "; ".join(r.warning for r in records if isinstance(r, DecodeWarning)) or None
     except DecodeError as exc:
-        encoding = detect_encoding(raw.data)
-        failure = DecodeFailure(
-            path=raw.path,
-            record_kind=decoder.kind,
-            failure_type=exc.failure_type,
-            reason=exc.reason,
-            size=len(raw.data or b""),
-            encoding=encoding,
-        )
-        return to_znode(raw, encoding, f"undecodable {decoder.kind}: {exc.reason}", "failed"), [failure]
-    encoding = context.encoding or detect_encoding(raw.data)
-    decoded = [r for r in records if not isinstance(r, DecodeWarning)]
-    summary: str | None
-    if decoder.summarize and decoded:
-        summary = decoder.summarize(decoded)
-    else:  # nothing decoded (e.g. empty data where a payload belongs): say why
-        summary = "; ".join(r.warning for r in records if isinstance(r, DecodeWarning)) or None
-    return to_znode(raw, encoding, summary, "decoded"), records
+        return _failed(raw, decoder.kind, exc.failure_type, exc.reason)
+    except Exception as exc:  # a decoder's own bug: a typed failure with the path, and the walk goes on
+        log.debug("decoder %s failed on %s", decoder.kind, raw.path, exc_info=True)
+        return _failed(raw, decoder.kind, FailureType.DECODER_ERROR, f"{type(exc).__name__}: {exc}")
+    return to_znode(raw, context.encoding or detect_encoding(raw.data), summary, "decoded"), records
+
+
+def _failed(raw: RawNode, kind: str, failure_type: FailureType, reason: str) -> tuple[Znode, list[Any]]:
+    encoding = detect_encoding(raw.data)
+    failure = DecodeFailure(
+        path=raw.path,
+        record_kind=kind,
+        failure_type=failure_type.value,
+        reason=reason,
+        size=len(raw.data or b""),
+        encoding=encoding,
+    )
+    return to_znode(raw, encoding, f"undecodable {kind}: {reason}", "failed"), [failure]
 
 
 def decoded_walk(

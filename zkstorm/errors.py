@@ -6,7 +6,7 @@ exit code, so a script can tell "ZooKeeper unreachable" from "topology not found
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 
 class ExitCode(IntEnum):
@@ -41,19 +41,53 @@ class NotFoundError(ZkstormError):
     exit_code = ExitCode.NOT_FOUND
 
 
+class FailureType(StrEnum):
+    """Why a znode is a ``decode_failure``: one snake_case vocabulary for scripts, the CLI and the
+    snapshot's ``failure_type`` column (each value is explained in the README, "Failure types")."""
+
+    EMPTY_DATA = "empty_data"  # no bytes where a payload belongs
+    UNKNOWN_ENCODING = "unknown_encoding"  # not gzip, zstd, Thrift, Java serialization or JSON where one is due
+    DECOMPRESSION_ERROR = "decompression_error"  # a broken or truncated gzip/zstd stream
+    EMPTY_AFTER_DECOMPRESSION = "empty_after_decompression"
+    DECOMPRESSED_SIZE_LIMIT = "decompressed_size_limit"  # inflates past Storm's own cap
+    THRIFT_TRUNCATED = "thrift_truncated"  # the struct ends before its fields do
+    THRIFT_DECODE_ERROR = "thrift_decode_error"  # bytes that are not the TBinaryProtocol struct expected
+    THRIFT_SCHEMA_MISMATCH = "thrift_schema_mismatch"  # a field of the wrong wire type
+    MISSING_REQUIRED_FIELDS = "missing_required_fields"
+    JAVA_DECODE_ERROR = "java_decode_error"  # a Java serialization stream that cannot be read
+    WRONG_RECORD = "wrong_record"  # decodes, but to another record than the path holds
+    JSON_SYNTAX = "json_syntax"
+    INVALID_UTF8 = "invalid_utf8"
+    NOT_AN_OBJECT = "not_an_object"  # JSON, but not the object the znode holds
+    WRONG_TYPE = "wrong_type"  # a field of the wrong JSON type
+    INVALID_NUMBER = "invalid_number"
+    VALUE_OUT_OF_RANGE = "value_out_of_range"  # e.g. a time no clock can hold
+    BAD_NODE_NAME = "bad_node_name"  # a znode name that cannot be what the layout says it is
+    BAD_SIZE = "bad_size"  # a payload of the wrong length
+    DECODER_ERROR = "decoder_error"  # the decoder itself failed on these bytes (a bug to report)
+    MISSING_NODE = "missing_node"  # a znode the layout requires is absent (a partition's state)
+    DECODE_ERROR = "decode_error"  # anything else
+
+    @classmethod
+    def of(cls, value: str) -> FailureType:
+        """The member for ``value``, accepting the hyphenated spellings snapshots before schema 2 wrote
+        (``thrift-truncated``); an unknown value raises ``ValueError``."""
+        return cls(value.replace("-", "_"))
+
+
 class DecodeError(ZkstormError):
     """A payload could not be decoded. Decoders raise only this (and subclasses).
 
-    ``failure_type`` is a stable category for scripts and the snapshot (``thrift-truncated``,
-    ``thrift-schema-mismatch``, ``missing-required-fields``, ``unknown-encoding``,
-    ``decompression-error``, ``empty-after-decompression``, ``decompressed-size-limit``,
-    ``java-decode-error``, ``json-syntax``, …); ``reason`` says what exactly, for people.
+    ``failure_type`` is a ``FailureType`` (a stable category for scripts and the snapshot); ``reason``
+    says what exactly, for people.
     """
 
-    def __init__(self, reason: str, *, failure_type: str = "decode-error", offset: int | None = None) -> None:
+    def __init__(
+        self, reason: str, *, failure_type: FailureType | str = FailureType.DECODE_ERROR, offset: int | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.failure_type = failure_type
+        self.failure_type = FailureType.of(failure_type)
         self.offset = offset
 
 

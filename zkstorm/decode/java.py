@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import DecodeError
+from ..errors import DecodeError, FailureType
 
 _MUNGED = (
     ("_GT_", ">"),
@@ -54,14 +54,14 @@ def loads(data: bytes) -> Any:
         obj = javaobj.loads(data)
     except Exception as exc:  # javaobj raises assorted errors on damaged streams
         raise DecodeError(
-            f"Java serialization: {type(exc).__name__}: {exc}", failure_type="java-decode-error"
+            f"Java serialization: {type(exc).__name__}: {exc}", failure_type=FailureType.JAVA_DECODE_ERROR
         ) from None
     try:
         return convert(obj)
     except DecodeError:
         raise
     except Exception as exc:
-        raise DecodeError(f"unexpected Java object graph: {exc}", failure_type="java-decode-error") from None
+        raise DecodeError(f"unexpected Java object graph: {exc}", failure_type=FailureType.JAVA_DECODE_ERROR) from None
 
 
 def _fields(obj: Any) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def _fields(obj: Any) -> dict[str, Any]:
 
 def convert(obj: Any, depth: int = 0) -> Any:
     if depth > _MAX_DEPTH:
-        raise DecodeError("Java object graph nested too deep", failure_type="java-decode-error")
+        raise DecodeError("Java object graph nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
     if obj is None or isinstance(obj, bool | int | float):
         return obj
     if isinstance(obj, str):
@@ -134,7 +134,7 @@ def _key(key: Any) -> Any:
 
 def _hamt(node: Any, out: dict[Any, Any], depth: int) -> None:
     if depth > _MAX_DEPTH:
-        raise DecodeError("hash map nested too deep", failure_type="java-decode-error")
+        raise DecodeError("hash map nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
     fields = _fields(node)
     array = fields.get("array") or []
     if node.classdesc.name.endswith("ArrayNode"):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import DecodeError
+from ..errors import DecodeError, FailureType
 from ..layout import KAFKA
 from ..records import (
     DecodeWarning,
@@ -76,7 +76,7 @@ def load_json(data: bytes) -> Json:
     except UnicodeDecodeError as exc:
         raise DecodeError(
             f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
-            failure_type="invalid_utf8",
+            failure_type=FailureType.INVALID_UTF8,
             offset=exc.start,
         ) from None
     duplicates: list[str] = []
@@ -98,7 +98,7 @@ def load_json(data: bytes) -> Json:
             value, end = decoder.raw_decode(stripped.replace("\\", "\\\\"))
         except json.JSONDecodeError:
             raise DecodeError(
-                f"not JSON: {exc.msg} at offset {exc.pos}", failure_type="json_syntax", offset=exc.pos
+                f"not JSON: {exc.msg} at offset {exc.pos}", failure_type=FailureType.JSON_SYNTAX, offset=exc.pos
             ) from None
         stripped = stripped.replace("\\", "\\\\")
         warnings.append(("legacy_unescaped_backslash", "read with backslashes doubled, as Kafka 1.0.1-2.5 retried"))
@@ -118,7 +118,7 @@ _JSON_START = ("{", "[", '"')
 def _object(parsed: Json, what: str) -> dict[str, Any]:
     if not isinstance(parsed.value, dict):
         raise DecodeError(
-            f"{what} must be a JSON object, found {_json_type(parsed.value)}", failure_type="not_an_object"
+            f"{what} must be a JSON object, found {_json_type(parsed.value)}", failure_type=FailureType.NOT_AN_OBJECT
         )
     return parsed.value
 
@@ -204,7 +204,7 @@ class Fields:
 
     def check(self, what: str) -> None:
         if self.errors:
-            raise DecodeError(f"{what}: " + "; ".join(self.errors), failure_type="wrong_type")
+            raise DecodeError(f"{what}: " + "; ".join(self.errors), failure_type=FailureType.WRONG_TYPE)
 
     def unknown(self) -> list[str]:
         return sorted(set(self.obj) - self.known)
@@ -233,7 +233,7 @@ def _ms(value: int | None) -> datetime | None:
     try:
         return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
     except (OverflowError, OSError, ValueError):
-        raise DecodeError(f"timestamp {value} ms is out of range", failure_type="wrong_type") from None
+        raise DecodeError(f"timestamp {value} ms is out of range", failure_type=FailureType.WRONG_TYPE) from None
 
 
 def _segments(context: DecodeContext) -> list[str]:
@@ -307,7 +307,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
             parsed_endpoints.append(parse_endpoint(endpoint))
         except ValueError:
             raise DecodeError(
-                f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type="wrong_type"
+                f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type=FailureType.WRONG_TYPE
             ) from None
     broker = KafkaBroker(
         broker_id=int(broker_id_text) if _DIGITS.match(broker_id_text) else -1,
@@ -363,7 +363,7 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     f.check("topic znode")
     if sorted(partitions) != list(range(len(partitions))):
         raise DecodeError(
-            f"partitions are {sorted(partitions)}, not 0..{len(partitions) - 1}", failure_type="wrong_type"
+            f"partitions are {sorted(partitions)}, not 0..{len(partitions) - 1}", failure_type=FailureType.WRONG_TYPE
         )
     rows = [
         KafkaReplicaAssignment(
@@ -462,10 +462,12 @@ def _bare_number(context: DecodeContext, data: bytes | None, kind: str) -> tuple
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DecodeError(f"not UTF-8 at offset {exc.start}", failure_type="invalid_utf8", offset=exc.start) from None
+        raise DecodeError(
+            f"not UTF-8 at offset {exc.start}", failure_type=FailureType.INVALID_UTF8, offset=exc.start
+        ) from None
     stripped = text.strip(" \t\r\n")
     if not _DIGITS.match(stripped):
-        raise DecodeError(f"expected a bare decimal number, got {text[:40]!r}", failure_type="invalid_number")
+        raise DecodeError(f"expected a bare decimal number, got {text[:40]!r}", failure_type=FailureType.INVALID_NUMBER)
     warnings = [("whitespace_trimmed", "whitespace around the number was trimmed")] if stripped != text else []
     return int(stripped), _warnings(context, kind, None, warnings)
 
@@ -586,10 +588,12 @@ def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> lis
     try:
         text = (data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DecodeError(f"not UTF-8 at offset {exc.start}", failure_type="invalid_utf8", offset=exc.start) from None
+        raise DecodeError(
+            f"not UTF-8 at offset {exc.start}", failure_type=FailureType.INVALID_UTF8, offset=exc.start
+        ) from None
     resource_type, sep, name = text.partition(":")
     if not sep:
-        raise DecodeError(f"expected Type:name, got {text[:60]!r}", failure_type="wrong_type")
+        raise DecodeError(f"expected Type:name, got {text[:60]!r}", failure_type=FailureType.WRONG_TYPE)
     return [
         KafkaAclChange(
             node=node,
@@ -710,7 +714,9 @@ def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[An
     try:
         owner = (data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DecodeError(f"not UTF-8 at offset {exc.start}", failure_type="invalid_utf8", offset=exc.start) from None
+        raise DecodeError(
+            f"not UTF-8 at offset {exc.start}", failure_type=FailureType.INVALID_UTF8, offset=exc.start
+        ) from None
     partition = segments[-1]
     return [
         KafkaConsumerOwner(

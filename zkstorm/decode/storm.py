@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import unquote_plus
 
-from ..errors import DecodeError
+from ..errors import DecodeError, FailureType
 from ..layout import STORM
 from ..records import (
     StormBackpressure,
@@ -50,7 +50,7 @@ ENVELOPE_ENCODING = {"gzip": sniff.GZIP, "zstd": sniff.ZSTD, "raw": sniff.THRIFT
 
 def read_thrift(record_type: str, data: bytes | None, context: DecodeContext) -> dict[str, Any]:
     if not data:
-        raise DecodeError(f"no data where a {record_type} belongs", failure_type="empty-data")
+        raise DecodeError(f"no data where a {record_type} belongs", failure_type=FailureType.EMPTY_DATA)
     payload, envelope = unwrap(data)
     record = READER.read(record_type, payload)
     context.encoding = ENVELOPE_ENCODING[envelope]
@@ -71,7 +71,7 @@ def utc(secs: int | float) -> datetime:
     try:
         return datetime.fromtimestamp(secs, tz=timezone.utc)
     except (OverflowError, OSError, ValueError):
-        raise DecodeError(f"time {secs} is out of range", failure_type="value-out-of-range") from None
+        raise DecodeError(f"time {secs} is out of range", failure_type=FailureType.VALUE_OUT_OF_RANGE) from None
 
 
 def _segments(context: DecodeContext) -> list[str]:
@@ -82,7 +82,7 @@ def split_slot(name: str) -> tuple[str, int]:
     """``{supervisor-id}-{port}``: supervisor ids contain dashes, so split at the last one."""
     node, _, port = name.rpartition("-")
     if not node or not port.isdigit():
-        raise DecodeError(f"{name!r} is not {{node}}-{{port}}", failure_type="bad-node-name")
+        raise DecodeError(f"{name!r} is not {{node}}-{{port}}", failure_type=FailureType.BAD_NODE_NAME)
     return node, int(port)
 
 
@@ -139,7 +139,9 @@ def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 def _legacy_storm_base(topology_id: str, base: dict[str, Any]) -> list[Any]:
     if base.get("_record", "").rsplit(".", 1)[-1] != "StormBase":
-        raise DecodeError(f"expected a StormBase record, found {base.get('_record')}", failure_type="wrong-record")
+        raise DecodeError(
+            f"expected a StormBase record, found {base.get('_record')}", failure_type=FailureType.WRONG_RECORD
+        )
     status = base.get("status") or {}
     kind = str(status.get(":type", "")).lstrip(":").upper() or "UNKNOWN"
     executors: dict[str, int] = base.get("component->executors") or {}
@@ -221,7 +223,7 @@ def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
 def _legacy_assignment(topology_id: str, assignment: dict[str, Any]) -> list[Any]:
     if assignment.get("_record", "").rsplit(".", 1)[-1] != "Assignment":
         raise DecodeError(
-            f"expected an Assignment record, found {assignment.get('_record')}", failure_type="wrong-record"
+            f"expected an Assignment record, found {assignment.get('_record')}", failure_type=FailureType.WRONG_RECORD
         )
     hosts: dict[str, str] = assignment.get("node->host") or {}
     starts: dict[tuple[int, int], int] = assignment.get("executor->start-time-secs") or {}
@@ -490,7 +492,7 @@ def _error_info(data: bytes | None, context: DecodeContext) -> dict[str, Any]:
     if legacy is None:
         return read_thrift("ErrorInfo", data, context)
     if not isinstance(legacy, dict) or ":error" not in legacy:
-        raise DecodeError("0.9 error node without :error", failure_type="wrong-record")
+        raise DecodeError("0.9 error node without :error", failure_type=FailureType.WRONG_RECORD)
     return {
         "error": legacy[":error"],
         "error_time_secs": legacy.get(":time-secs"),
@@ -548,7 +550,7 @@ def decode_leader_latch(context: DecodeContext, data: bytes | None) -> list[Any]
     try:
         participant = (data or b"").decode("utf-8")
     except UnicodeDecodeError:
-        raise DecodeError("leader latch id is not UTF-8", failure_type="invalid-utf8") from None
+        raise DecodeError("leader latch id is not UTF-8", failure_type=FailureType.INVALID_UTF8) from None
     return [StormLeaderLatch(node_name=name, participant_id=participant, sequence=int(sequence))]
 
 
@@ -558,7 +560,7 @@ def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
     info = java.loads(data)
     context.encoding = sniff.JAVA
     if not isinstance(info, dict) or "host" not in info:
-        raise DecodeError("leader-info is not a NimbusInfo", failure_type="wrong-record")
+        raise DecodeError("leader-info is not a NimbusInfo", failure_type=FailureType.WRONG_RECORD)
     return [
         StormLeaderInfo(
             path=context.path,
@@ -574,13 +576,13 @@ def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
     _, key, name = _segments(context)
     nimbus_id, _, version = name.rpartition("-")
     if not nimbus_id or not version.isdigit():
-        raise DecodeError(f"{name!r} is not {{nimbus-id}}-{{version}}", failure_type="bad-node-name")
+        raise DecodeError(f"{name!r} is not {{nimbus-id}}-{{version}}", failure_type=FailureType.BAD_NODE_NAME)
     return [StormBlob(key=key, nimbus_id=nimbus_id, version=int(version))]
 
 
 def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any]:
     if not data or len(data) != 4:
-        raise DecodeError(f"expected a 4-byte int, got {len(data or b'')} bytes", failure_type="bad-size")
+        raise DecodeError(f"expected a 4-byte int, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
     return [StormBlobSequence(key=_segments(context)[1], max_sequence=struct.unpack(">i", data)[0])]
 
 
@@ -654,7 +656,7 @@ def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]
     _, topology_id, slot = _segments(context)
     node, port = split_slot(slot)
     if not data or len(data) != 8:
-        raise DecodeError(f"expected an 8-byte long, got {len(data or b'')} bytes", failure_type="bad-size")
+        raise DecodeError(f"expected an 8-byte long, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
     return [
         StormBackpressure(topology_id=topology_id, node=node, port=port, throttle_on_ms=struct.unpack(">q", data)[0])
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ..errors import DecodeError
+from ..errors import DecodeError, FailureType
 
 STOP, BOOL, BYTE, DOUBLE, I16, I32, I64, STRING, STRUCT, MAP, SET, LIST = (
     0,
@@ -169,18 +169,18 @@ class ThriftReader:
     def read(self, name: str, buf: bytes) -> dict[str, object]:
         """Decode one struct at the start of ``buf`` (trailing bytes are ignored, as TDeserializer does)."""
         if not buf:
-            raise DecodeError("no bytes", failure_type="thrift-truncated")
+            raise DecodeError("no bytes", failure_type=FailureType.THRIFT_TRUNCATED)
         buf = bytes(buf)
         try:
             value, _ = self._reader(("struct", name))(buf, 0)
         except (struct.error, IndexError):
-            raise DecodeError(f"{name}: input ends inside a value", failure_type="thrift-truncated") from None
+            raise DecodeError(f"{name}: input ends inside a value", failure_type=FailureType.THRIFT_TRUNCATED) from None
         except UnicodeDecodeError as exc:
             raise DecodeError(
-                f"{name}: a string is not UTF-8 ({exc.reason})", failure_type="thrift-decode-error"
+                f"{name}: a string is not UTF-8 ({exc.reason})", failure_type=FailureType.THRIFT_DECODE_ERROR
             ) from None
         except RecursionError:
-            raise DecodeError(f"{name}: nesting too deep", failure_type="thrift-decode-error") from None
+            raise DecodeError(f"{name}: nesting too deep", failure_type=FailureType.THRIFT_DECODE_ERROR) from None
         return value  # type: ignore[no-any-return]
 
     def _reader(self, spec: object) -> Any:
@@ -227,7 +227,7 @@ class ThriftReader:
                 if offset >= end:
                     raise DecodeError(
                         f"{name}: input ends before the struct's STOP byte",
-                        failure_type="thrift-truncated",
+                        failure_type=FailureType.THRIFT_TRUNCATED,
                         offset=offset,
                     )
                 ttype = buf[offset]
@@ -236,12 +236,14 @@ class ThriftReader:
                     break
                 if offset + 3 > end:
                     raise DecodeError(
-                        f"{name}: input ends inside a field header", failure_type="thrift-truncated", offset=offset
+                        f"{name}: input ends inside a field header",
+                        failure_type=FailureType.THRIFT_TRUNCATED,
+                        offset=offset,
                     )
                 if ttype not in FIELD_TYPES:
                     raise DecodeError(
                         f"{name}: unknown wire type {ttype} at offset {offset}",
-                        failure_type="thrift-decode-error",
+                        failure_type=FailureType.THRIFT_DECODE_ERROR,
                         offset=offset,
                     )
                 field = fields.get((buf[offset + 1] << 8 | buf[offset + 2]) - ((buf[offset + 1] & 0x80) << 9))
@@ -263,7 +265,7 @@ class ThriftReader:
             if required and not required <= out.keys():
                 missing = ", ".join(sorted(required - out.keys()))
                 raise DecodeError(
-                    f"{name}: required field(s) missing: {missing}", failure_type="missing-required-fields"
+                    f"{name}: required field(s) missing: {missing}", failure_type=FailureType.MISSING_REQUIRED_FIELDS
                 )
             return out, offset
 
@@ -295,7 +297,7 @@ class ThriftReader:
                     offset = start + size
                     if size < 0 or offset + width > end:
                         raise DecodeError(
-                            "input ends inside a map entry", failure_type="thrift-truncated", offset=start
+                            "input ends inside a map entry", failure_type=FailureType.THRIFT_TRUNCATED, offset=start
                         )
                     out[buf[start:offset].decode("utf-8")] = unpack(buf, offset)[0]
                     offset += width
@@ -340,7 +342,7 @@ def _check_element(expected: int, ttype: int, what: str, offset: int) -> None:
     if ttype != expected and not (ttype in _INTS and expected in _INTS):
         raise DecodeError(
             f"{what} has wire type {ttype} where the schema has {expected}",
-            failure_type="thrift-schema-mismatch",
+            failure_type=FailureType.THRIFT_SCHEMA_MISMATCH,
             offset=offset,
         )
 
@@ -369,7 +371,7 @@ def _read_string(buf: bytes, offset: int) -> tuple[object, int]:
         return buf[offset + 4 : offset + 4 + n].decode("utf-8"), offset + 4 + n
     except UnicodeDecodeError as exc:
         raise DecodeError(
-            f"string at offset {offset} is not UTF-8", failure_type="thrift-decode-error", offset=offset
+            f"string at offset {offset} is not UTF-8", failure_type=FailureType.THRIFT_DECODE_ERROR, offset=offset
         ) from exc
 
 
@@ -419,7 +421,7 @@ def _need_typed(buf: bytes | memoryview, offset: int, n: int) -> None:
     if offset + n > len(buf):
         raise DecodeError(
             f"input ends at offset {len(buf)} inside a value that needs {n} bytes at {offset}",
-            failure_type="thrift-truncated",
+            failure_type=FailureType.THRIFT_TRUNCATED,
             offset=offset,
         )
 
@@ -438,11 +440,13 @@ def _bad_length(buf: bytes | memoryview, offset: int, per_element: int) -> int:
     _need_typed(buf, offset, 4)
     (n,) = _I32.unpack_from(buf, offset)
     if n < 0:
-        raise DecodeError(f"negative length {n} at offset {offset}", failure_type="thrift-decode-error", offset=offset)
+        raise DecodeError(
+            f"negative length {n} at offset {offset}", failure_type=FailureType.THRIFT_DECODE_ERROR, offset=offset
+        )
     left = len(buf) - offset - 4
     # Either the input was cut short or the length is garbage; a length beyond any possible
     # ZooKeeper payload (jute.maxbuffer is ~1 MB by default) can only be garbage.
-    kind = "thrift-decode-error" if n > 64 * 1024 * 1024 else "thrift-truncated"
+    kind = FailureType.THRIFT_DECODE_ERROR if n > 64 * 1024 * 1024 else FailureType.THRIFT_TRUNCATED
     raise DecodeError(f"length {n} at offset {offset} exceeds the {left} bytes left", failure_type=kind, offset=offset)
 
 
@@ -452,7 +456,7 @@ def _skip(buf: bytes | memoryview, offset: int, ttype: int) -> int:
     except DecodeError as exc:
         raise DecodeError(
             exc.reason,
-            failure_type="thrift-truncated" if "truncated" in exc.reason else "thrift-decode-error",
+            failure_type=FailureType.THRIFT_TRUNCATED if "truncated" in exc.reason else FailureType.THRIFT_DECODE_ERROR,
             offset=exc.offset,
         ) from None
 
@@ -476,8 +480,8 @@ def unwrap(data: bytes, limit: int = MAX_DECOMPRESSED) -> tuple[bytes, str]:
     if data and data[0] in _THRIFT_FIRST_BYTES:
         return data, "raw"
     if data[:4] == b"\xac\xed\x00\x05":
-        raise DecodeError("Java serialization where Thrift is expected", failure_type="unknown-encoding")
-    raise DecodeError(f"not gzip, zstd or Thrift (starts {data[:4].hex()})", failure_type="unknown-encoding")
+        raise DecodeError("Java serialization where Thrift is expected", failure_type=FailureType.UNKNOWN_ENCODING)
+    raise DecodeError(f"not gzip, zstd or Thrift (starts {data[:4].hex()})", failure_type=FailureType.UNKNOWN_ENCODING)
 
 
 def _gunzip(data: bytes, limit: int) -> bytes:
@@ -487,13 +491,15 @@ def _gunzip(data: bytes, limit: int) -> bytes:
     try:
         out = inflater.decompress(data, limit + 1)
     except zlib.error as exc:
-        raise DecodeError(f"gzip: {exc}", failure_type="decompression-error") from None
+        raise DecodeError(f"gzip: {exc}", failure_type=FailureType.DECOMPRESSION_ERROR) from None
     if len(out) > limit:
-        raise DecodeError(f"gzip inflates past the {limit}-byte limit", failure_type="decompressed-size-limit")
+        raise DecodeError(
+            f"gzip inflates past the {limit}-byte limit", failure_type=FailureType.DECOMPRESSED_SIZE_LIMIT
+        )
     if not inflater.eof:
-        raise DecodeError("gzip stream is truncated", failure_type="decompression-error")
+        raise DecodeError("gzip stream is truncated", failure_type=FailureType.DECOMPRESSION_ERROR)
     if not out:
-        raise DecodeError("gzip holds zero bytes", failure_type="empty-after-decompression")
+        raise DecodeError("gzip holds zero bytes", failure_type=FailureType.EMPTY_AFTER_DECOMPRESSION)
     return out
 
 
@@ -512,14 +518,16 @@ def _unzstd(data: bytes, limit: int) -> bytes:
             chunk = inflater.decompress(data[start : start + 512])
             total += len(chunk)
             if total > limit:
-                raise DecodeError(f"zstd inflates past the {limit}-byte limit", failure_type="decompressed-size-limit")
+                raise DecodeError(
+                    f"zstd inflates past the {limit}-byte limit", failure_type=FailureType.DECOMPRESSED_SIZE_LIMIT
+                )
             parts.append(chunk)
             if inflater.eof:
                 break
     except zstandard.ZstdError as exc:
-        raise DecodeError(f"zstd: {exc}", failure_type="decompression-error") from None
+        raise DecodeError(f"zstd: {exc}", failure_type=FailureType.DECOMPRESSION_ERROR) from None
     if not inflater.eof:
-        raise DecodeError("zstd frame is truncated", failure_type="decompression-error")
+        raise DecodeError("zstd frame is truncated", failure_type=FailureType.DECOMPRESSION_ERROR)
     if not total:
-        raise DecodeError("zstd holds zero bytes", failure_type="empty-after-decompression")
+        raise DecodeError("zstd holds zero bytes", failure_type=FailureType.EMPTY_AFTER_DECOMPRESSION)
     return b"".join(parts)

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ..errors import NotFoundError
+from ..errors import FailureType, NotFoundError
 from ..snapshot import list_manifests, open_filesystem
 
 META = ("snapshot_id", "snapshot_time", "cluster", "snapshot_date")
@@ -48,7 +48,11 @@ def _rows(filesystem: pafs.FileSystem, base: str, manifest: dict[str, Any]) -> d
         name = relative.split("/", 1)[0]
         table = pq.read_table(f"{base}/{relative}", filesystem=filesystem)
         keep = [c for c in table.column_names if c not in META]
-        tables.setdefault(name, []).extend(table.select(keep).to_pylist())
+        rows = table.select(keep).to_pylist()
+        if name == "decode_failures":  # older snapshots spelled failure types with hyphens
+            for row in rows:
+                row["failure_type"] = FailureType.of(row["failure_type"]).value
+        tables.setdefault(name, []).extend(rows)
     return tables
 
 
