@@ -1,4 +1,9 @@
-"""Records → rich renderables (trees, tables, detail panels). Returns renderables; never prints."""
+"""Records → rich renderables (trees, tables, detail panels). Returns renderables; never prints.
+
+Every value from ZooKeeper (ids, hosts, paths, error text, config values) enters rich as ``Text``, never
+as a ``str``: rich reads ``[...]`` in a string as markup, and a component named ``enrich [geo]`` must
+print as itself. ``_cell`` and ``_plain`` are the only ways values get in.
+"""
 
 from __future__ import annotations
 
@@ -62,7 +67,16 @@ def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> Tree 
     return nodes[top]
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any) -> Text:
+    return Text(_cell_text(value))
+
+
+def _plain(text: str | None) -> Text | None:
+    """A title or caption that may hold ZooKeeper values, as literal text."""
+    return None if text is None else Text(text)
+
+
+def _cell_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str) and value.endswith("Z") and "T" in value[:11]:
@@ -81,7 +95,7 @@ def record_table(
     records: Sequence[Any], record_type: type, *, title: str | None = None, only: Sequence[str] | None = None
 ) -> Table:
     """A table of ``records``: every column, or the ``only`` ones in that order."""
-    table = Table(title=title, show_lines=False, header_style="bold")
+    table = Table(title=_plain(title), show_lines=False, header_style="bold")
     cols = columns(record_type)
     if only is not None:
         by_name = {c.name: c for c in cols}
@@ -102,7 +116,7 @@ def key_value_table(pairs: Iterable[tuple[str, Any]]) -> Table:
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in pairs:
-        table.add_row(key, value if isinstance(value, Text) else _cell(value))
+        table.add_row(Text(key), value if isinstance(value, Text) else _cell(value))
     return table
 
 
@@ -136,7 +150,7 @@ def errors_table(
     errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None, width: int = 120
 ) -> Table:
     """Stored Storm errors, newest first: component, UTC time, age, worker, message."""
-    table = Table(title=title, header_style="bold", show_lines=full)
+    table = Table(title=_plain(title), header_style="bold", show_lines=full)
     workers = [f"{e.host}:{e.port}" if e.host else "" for e in errors]
     widths = {
         "component": max((len(e.component) for e in errors), default=9),
@@ -158,10 +172,10 @@ def errors_table(
     for e, worker in zip(errors, workers, strict=True):
         marker = "" if e.sequence is not None else " (last-error)"
         table.add_row(
-            e.component,
+            Text(e.component),
             f"{e.error_at:%Y-%m-%d %H:%M:%S}",
             age(now_secs - e.time_secs),
-            worker,
+            Text(worker),
             # Tabs expanded here: rich measures a tab as one cell but draws it as eight, so a trace's
             # "\tat …" frames would be folded even where the terminal has room for them.
             Text((e.error + marker).expandtabs(4) if full else _cut(e.first_line + marker, budget)),
@@ -176,7 +190,7 @@ def _cut(text: str, width: int) -> str:
 def findings_summary_table(summary: Sequence[Any], *, title: str | None = None) -> Table:
     """``kafka health``'s lead: one row per rule, the explanation given the width that is left (rule
     names and counts never wrap, the topics column stays narrow)."""
-    table = Table(title=title, header_style="bold", expand=False)
+    table = Table(title=_plain(title), header_style="bold", expand=False)
     table.add_column("level", no_wrap=True)
     table.add_column("finding", no_wrap=True, overflow="ellipsis")
     table.add_column("count", justify="right", no_wrap=True)
@@ -186,5 +200,7 @@ def findings_summary_table(summary: Sequence[Any], *, title: str | None = None) 
         brokers = (
             [f"broker{'s' if len(row.brokers) > 1 else ''} {','.join(map(str, row.brokers))}"] if row.brokers else []
         )
-        table.add_row(row.level, row.finding, str(row.count), "\n".join([*row.topics, *brokers]), row.explanation)
+        table.add_row(
+            row.level, row.finding, str(row.count), Text("\n".join([*row.topics, *brokers])), Text(row.explanation)
+        )
     return table

@@ -208,8 +208,9 @@ def diff(
         click.echo(json.dumps([dataclasses.asdict(d) for d in diffs], indent=2, default=plain))
         return
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"{snapshot_a} -> {snapshot_b or 'live'}", header_style="bold")
+    table = Table(title=Text(f"{snapshot_a} -> {snapshot_b or 'live'}"), header_style="bold")
     for column in ("table", "rows before", "rows after", "added", "removed"):
         table.add_column(column, justify="left" if column == "table" else "right")
     for d in diffs:
