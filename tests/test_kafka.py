@@ -451,3 +451,51 @@ def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None
     assert summary[0].topics == ("t0 (14286)", "t1 (14286)")
     assert summary[0].explanation == "100000 partitions in 7 topics: ISR smaller than the replica set"
     assert summary[1].explanation == "broker 9 is gone" and summary[1].brokers == (9,)
+
+
+def test_a_missing_partition_state_is_named(writer: KazooClient, zk_root: Chroot, tmp_path: Any) -> None:
+    """A partition its topic lists with no ``state`` znode is offline for the reason ``missing_node``,
+    in the partitions view, the health findings and the snapshot."""
+    from tests.test_cli import run
+    from tests.test_snapshot import read, snapshot
+    from zkstorm.encode import kafka_json
+
+    root = f"{zk_root.path}/kafka"
+    writer.create(
+        f"{root}/brokers/ids/1", kafka_json({"version": 1, "host": "b1", "port": 9092, "jmx_port": -1}), makepath=True
+    )
+    writer.create(
+        f"{root}/brokers/topics/clicks",
+        kafka_json({"version": 1, "partitions": {"0": [1], "1": [1], "2": [1]}}),
+        makepath=True,
+    )
+    for partition in (0, 2):
+        state = {"controller_epoch": 1, "leader": 1, "version": 1, "leader_epoch": 0, "isr": [1]}
+        writer.create(f"{root}/brokers/topics/clicks/partitions/{partition}/state", kafka_json(state), makepath=True)
+    writer.create(
+        f"{root}/brokers/topics/fresh", kafka_json({"version": 1, "partitions": {"0": [1]}})
+    )  # no partitions/
+    zk = ("--zk", zk_root.zk, "--kafka-root", "/kafka")
+    rows = json.loads(run(*zk, "kafka", "partitions", "-f", "json").stdout)
+    problems = {(r["topic"], r["partition"]): (r["state_problem"], r["health"]) for r in rows}
+    assert problems == {
+        ("clicks", 0): (None, "ok"),
+        ("clicks", 1): ("missing_node", "offline"),
+        ("clicks", 2): (None, "ok"),
+        ("fresh", 0): ("missing_node", "offline"),
+    }
+    table = run(*zk, "kafka", "partitions", env={"COLUMNS": "250"}).stdout
+    assert table.count("missing_node") == 2
+    findings = json.loads(run(*zk, "kafka", "health", "-f", "json").stdout)
+    offline = {(f["topic"], f["partition"]): f["detail"] for f in findings if f["finding"] == "offline_partition"}
+    assert set(offline) == {("clicks", 1), ("fresh", 0)}
+    assert all("missing_node" in detail for detail in offline.values())
+    out = tmp_path / "out"
+    snapshot(zk_root.zk, out, "--kafka-root", "/kafka")
+    stored = {(r["topic"], r["partition"]): r["state_problem"] for r in read(out, "kafka_partitions")}
+    assert stored == {
+        ("clicks", 0): None,
+        ("clicks", 1): "missing_node",
+        ("clicks", 2): None,
+        ("fresh", 0): "missing_node",
+    }

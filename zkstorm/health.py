@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import FailureType
 from .records import (
     KafkaBroker,
     KafkaConfig,
@@ -115,6 +116,7 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
                     min_isr_source=source,
                     pending_deletion=pending,
                     health="unknown",
+                    state_problem=state.unreadable_states[key],
                 )
             )
             continue
@@ -157,6 +159,7 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
                 min_isr_source=source,
                 pending_deletion=pending,
                 health=health,
+                state_problem=None if s is not None else FailureType.MISSING_NODE.value,
             )
         )
 
@@ -276,6 +279,9 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
             else f"last ISR [{last}]"
         )
         leader = "no leader" if p.leader == -1 else f"leader {p.leader} is not registered"
+        if p.state_problem == FailureType.MISSING_NODE:
+            leader = "its state znode is missing (missing_node), so no leader and no ISR"
+            why = "the controller never wrote it, or it was deleted"
         add(
             "offline_partition",
             "error",

@@ -462,6 +462,9 @@ class KafkaPartition:
     min_isr_source: str  # topic_override, dynamic_cluster_default, assumed_kafka_default
     pending_deletion: bool
     health: str  # ok, offline, under_replicated, under_min_isr, unknown
+    # why the state is not known: missing_node (no state znode: no leader was ever elected, or it was
+    # deleted), a failure type when it cannot be decoded, unreadable; None when the state was read
+    state_problem: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

@@ -95,6 +95,7 @@ def kafka_partitions(
         "isr",
         "replicas",
         "health",
+        "state_problem",
         "min_isr",
         "leader_epoch",
         "adding_replicas",
