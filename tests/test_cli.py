@@ -248,3 +248,32 @@ def test_read_only_proof_zxid_unchanged(zk_server, storm2: Chroot, args: tuple[s
     result = run("--zk", storm2.zk, *args)
     assert result.exit_code == 0, result.output
     assert zk_server.last_zxid() == before
+
+
+def test_get_takes_jsonl_and_csv(writer: KazooClient, zk_root: Chroot) -> None:
+    """`get -f jsonl`: the znode, then each decoded record; `-f csv`: one row per decoded record with the
+    stat columns first; a znode no decoder claims gives one row with its value."""
+    from zkstorm.encode import kafka_json
+
+    assignment = {"version": 1, "partitions": {"0": [3, 1], "1": [1, 2]}}
+    writer.create(f"{zk_root.path}/brokers/topics/ledger", kafka_json(assignment), makepath=True)
+    writer.create(f"{zk_root.path}/notes", b'{"owner": "ops", "ticket": 42}')
+    lines = run("--zk", zk_root.zk, "get", "/brokers/topics/ledger", "-f", "jsonl").stdout.splitlines()
+    objects = [json.loads(line) for line in lines]
+    assert objects[0]["kind"] == "znode" and objects[0]["path"] == "/brokers/topics/ledger"
+    replicas = {o["partition"]: o["replicas"] for o in objects if o["kind"] == "kafka_replica_assignment"}
+    assert replicas == {0: [3, 1], 1: [1, 2]}
+    assert any(o["kind"] == "kafka_topic" and o["partition_count"] == 2 for o in objects)
+
+    rows = list(
+        csv.DictReader(io.StringIO(run("--zk", zk_root.zk, "get", "/brokers/topics/ledger", "-f", "csv").stdout))
+    )
+    by_kind: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        by_kind.setdefault(row["record_kind"], []).append(row)
+    assert {r["partition"]: r["replicas"] for r in by_kind["kafka_replica_assignment"]} == {"0": "3 1", "1": "1 2"}
+    assert all(r["path"] == "/brokers/topics/ledger" and r["data_length"] for r in rows)
+    assert by_kind["kafka_topic"][0]["topic"] == "ledger"
+
+    (plain,) = csv.DictReader(io.StringIO(run("--zk", zk_root.zk, "get", "/notes", "-f", "csv").stdout))
+    assert json.loads(plain["value"]) == {"owner": "ops", "ticket": 42} and plain["path"] == "/notes"

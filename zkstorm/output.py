@@ -84,3 +84,11 @@ def _csv_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     return value
+
+
+def emit_flat(header: Sequence[str], rows: Iterable[dict[str, Any]], out: TextIO) -> None:
+    """CSV of rows that are already flat (``get``'s stat and decoded fields side by side)."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow(["" if row.get(n) is None else _csv_value(row[n]) for n in header])

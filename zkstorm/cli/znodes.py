@@ -64,10 +64,14 @@ def _only_tree_records(records: Iterator[Any]) -> Iterator[Any]:
 @cli.command()
 @click.argument("path")
 @click.option("--raw", is_flag=True, help="Add a hexdump of the bytes.")
-@format_option("table", "json", default="table")
+@format_option("table", "json", "jsonl", "csv", default="table")
 @click.pass_obj
 def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> None:
-    """Show one znode: its stat, encoding and decoded value."""
+    """Show one znode: its stat, encoding and decoded value.
+
+    JSON is one document (znode, records, value); JSONL one object per line (the znode, then each decoded
+    record); CSV one row per decoded record with the znode's stat columns first (one row with a value
+    column when nothing decodes it)."""
     fmt = "json" if as_json else fmt
     with settings.cluster() as cluster:
         detail = cluster.get(path)
@@ -89,6 +93,16 @@ def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> No
             "raw_hex": raw_hex,
         }
         click.echo(json.dumps(document, ensure_ascii=False, indent=2))
+    elif fmt == "jsonl":
+        from ..output import emit
+        from ..records import Znode
+
+        emit([detail.znode, *detail.records], "jsonl", sys.stdout, primary=Znode)
+    elif fmt == "csv":
+        from ..output import emit_flat
+
+        header, rows = detail.flat()
+        emit_flat(header, rows, sys.stdout)
     else:
         _print_get_table(detail, raw, raw_hex)
     finish(settings, notes=False)

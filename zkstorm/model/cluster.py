@@ -66,6 +66,34 @@ class ZnodeDetail:
     redacted: bool  # a secret subtree's payload, hidden (no --show-secrets)
     data: bytes | None  # None when redacted
 
+    def flat(self) -> tuple[list[str], list[dict[str, Any]]]:
+        """The znode as flat rows (``get -f csv``): its stat columns, then every decoded record's own
+        columns (a name the stat already has is prefixed with the record's kind), one row per decoded
+        record with the stat repeated; one row with a ``value`` column (JSON) when nothing decoded it."""
+        from ..schema import kind_name, to_jsonable
+
+        stat = to_jsonable(self.znode)
+        header = list(stat)
+        rows: list[dict[str, Any]] = []
+        for record in self.records:
+            kind = kind_name(type(record))
+            row = dict(stat, record_kind=kind)
+            for name, value in to_jsonable(record).items():
+                column = f"{kind}.{name}" if name in stat else name
+                row[column] = value
+                if column not in header:
+                    header.append(column)
+            rows.append(row)
+        if self.records:
+            header.insert(len(stat), "record_kind")
+            return header, rows
+        value = (
+            "<redacted>"
+            if self.redacted
+            else (json.dumps(self.value, ensure_ascii=False) if self.value is not None else None)
+        )
+        return [*header, "value"], [dict(stat, value=value)]
+
 
 class _StormJoins:
     """One Storm root's records that its views show joined: errors merged per topology, nimbuses with
