@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -277,3 +278,39 @@ def test_get_takes_jsonl_and_csv(writer: KazooClient, zk_root: Chroot) -> None:
 
     (plain,) = csv.DictReader(io.StringIO(run("--zk", zk_root.zk, "get", "/notes", "-f", "csv").stdout))
     assert json.loads(plain["value"]) == {"owner": "ops", "ticket": 42} and plain["path"] == "/notes"
+
+
+def test_an_empty_nested_list_keeps_its_parent(writer: KazooClient, zk_root: Chroot) -> None:
+    """A record whose nested list is empty still gives its parent's row: a topology's credentials with
+    no credential keep the owner; a config with no key left, an ACL znode with no ACL and a log config
+    with no logger keep their entity."""
+    from zkstorm.encode import kafka_json, storm_gzip
+
+    storm = f"{zk_root.path}/storm"
+    creds = storm_gzip("Credentials", {"creds": {}, "topoOwner": "etl"})
+    writer.create(f"{storm}/credentials/audit-2-1790000000", creds, makepath=True)
+    levels = storm_gzip("LogConfig", {"named_logger_level": {}})
+    writer.create(f"{storm}/logconfigs/audit-2-1790000000", levels, makepath=True)
+    writer.create(f"{zk_root.path}/config/topics/ledger", kafka_json({"version": 1, "config": {}}), makepath=True)
+    writer.create(f"{zk_root.path}/kafka-acl/Topic/ledger", kafka_json({"version": 1, "acls": []}), makepath=True)
+
+    def records(path: str) -> list[dict[str, Any]]:
+        result = run("--zk", zk_root.zk, "get", path, "-f", "jsonl")
+        assert result.exit_code == 0, result.output
+        return [r for r in map(json.loads, result.stdout.splitlines()) if r["kind"] != "znode"]
+
+    (cred,) = records("/storm/credentials/audit-2-1790000000")
+    assert (cred["kind"], cred["topology_id"], cred["owner"], cred["key"]) == (
+        "storm_credential",
+        "audit-2-1790000000",
+        "etl",
+        None,
+    )
+    (level,) = records("/storm/logconfigs/audit-2-1790000000")
+    assert (level["topology_id"], level["logger"]) == ("audit-2-1790000000", None)
+    (config,) = records("/config/topics/ledger")
+    assert (config["entity_type"], config["entity_name"], config["key"]) == ("topics", "ledger", None)
+    (acl,) = records("/kafka-acl/Topic/ledger")
+    assert (acl["resource_type"], acl["resource_name"], acl["principal"]) == ("Topic", "ledger", None)
+    configs = json.loads(run("--zk", zk_root.zk, "kafka", "configs", "-f", "json").stdout)
+    assert [(c["entity_name"], c["key"]) for c in configs] == [("ledger", None)]

@@ -131,10 +131,13 @@ def test_every_fixture_znode_decodes_to_its_expected_value(name: str) -> None:
         entity_type, entity_name = c.entity_type, c.entity_name
         if entity_type == "users/clients":
             entity_type = "users"
-        configs.setdefault((entity_type, entity_name), {})[c.key] = c.value
+        entity = configs.setdefault((entity_type, entity_name), {})  # listed even with no key left
+        if c.key is not None:
+            entity[c.key] = c.value
     for entity_type, entities in exp["configs"].items():
         for entity_name, entry in entities.items():
-            got = configs.get((entity_type, entity_name), {})
+            assert (entity_type, entity_name) in configs, (entity_type, entity_name)
+            got = configs[(entity_type, entity_name)]
             sensitive = set(entry.get("sensitive_keys", []))
             assert set(got) == set(entry["config"]), (entity_type, entity_name)
             for key, value in entry["config"].items():

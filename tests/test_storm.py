@@ -119,12 +119,15 @@ def _check(record_type: str, path: str, value: Any, records: list[Any]) -> None:
         )
         assert n.tls_port == value.get("tlsPort")
     elif record_type == "Credentials":
-        creds = [r for r in records if isinstance(r, StormCredential)]
+        every = [r for r in records if isinstance(r, StormCredential)]
+        creds = [c for c in every if c.key is not None]
         assert {c.key for c in creds} == set(value["creds"])
         assert all(c.value == "<redacted>" for c in creds)
         assert {c.key: c.value_length for c in creds} == {k: len(v) for k, v in value["creds"].items()}
+        assert {c.owner for c in every} == {value.get("topoOwner")}  # kept even with no credential
+        assert len(every) == max(len(creds), 1)
     elif record_type == "LogConfig":
-        levels = {r.logger: r for r in records if isinstance(r, StormLogLevel)}
+        levels = {r.logger: r for r in records if isinstance(r, StormLogLevel) and r.logger is not None}
         assert set(levels) == set(value.get("named_logger_level", {}))
         for logger, level in value.get("named_logger_level", {}).items():
             assert levels[logger].action == level["action"]

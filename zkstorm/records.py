@@ -292,8 +292,8 @@ class StormLogLevel:
     """One logger setting of ``logconfigs/{topology}``."""
 
     topology_id: str
-    logger: str
-    action: str
+    logger: str | None  # None: a log config with no logger in it (kept, so the topology's row is not lost)
+    action: str | None
     target_level: str | None
     reset_timeout_secs: int | None
     reset_at_ms: int | None  # LogLevel.reset_log_level_timeout_epoch: epoch milliseconds
@@ -316,9 +316,9 @@ class StormCredential:
     """One entry of ``credentials/{topology}``; the value is redacted unless asked for."""
 
     topology_id: str
-    key: str
-    value: str
-    value_length: int
+    key: str | None  # None: no credential stored, the owner still shown
+    value: str | None
+    value_length: int | None
     owner: str | None
 
 
@@ -491,8 +491,8 @@ class KafkaConfig:
 
     entity_type: str  # topics, brokers, users, clients, ips, users/clients
     entity_name: str
-    key: str
-    value: str
+    key: str | None  # None: the entity's config znode holds no key (every override deleted)
+    value: str | None
     sensitive: bool
 
 
@@ -511,10 +511,10 @@ class KafkaAcl:
     pattern_type: str  # LITERAL or PREFIXED
     resource_type: str
     resource_name: str
-    principal: str
-    permission_type: str
-    operation: str
-    host: str
+    principal: str | None  # None (and the rest): the resource's ACL znode lists no ACL
+    permission_type: str | None
+    operation: str | None
+    host: str | None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -553,8 +553,8 @@ class KafkaTopicDeletion:
 @dataclass(slots=True, kw_only=True)
 class KafkaIsrChange:
     node: str
-    topic: str
-    partition: int
+    topic: str | None  # None: a notification that names no partition
+    partition: int | None
 
 
 @dataclass(slots=True, kw_only=True)

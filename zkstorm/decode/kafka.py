@@ -523,6 +523,10 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
         rows.append(
             KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=key, value=shown, sensitive=sensitive)
         )
+    if not rows:  # every override deleted: the entity is still there
+        rows.append(
+            KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=None, value=None, sensitive=False)
+        )
     extra = _version_warning(f, version, 1, "config znode")
     return [*rows, *_warnings(context, "kafka_config", parsed, extra)]
 
@@ -578,6 +582,17 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                     )
                 )
         f.check("ACL znode")
+        if not rows:  # an ACL znode whose list is empty: the resource is still listed
+            empty = KafkaAcl(
+                pattern_type=pattern_type,
+                resource_type=resource_type,
+                resource_name=resource_name,
+                principal=None,
+                permission_type=None,
+                operation=None,
+                host=None,
+            )
+            rows.append(empty)
         return [*rows, *_warnings(context, "kafka_acl", parsed, _version_warning(f, version, 1, "ACL znode"))]
 
     return decode_acl
@@ -672,6 +687,7 @@ def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
     f.integer("version")
     rows = [KafkaIsrChange(node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
     f.check("ISR change notification")
+    rows = rows or [KafkaIsrChange(node=node, topic=None, partition=None)]
     return [*rows, *_warnings(context, "kafka_isr_change", parsed)]
 
 
@@ -971,13 +987,13 @@ def _controller_summary(c: Any) -> str:
 
 
 def _config_summary(rows: list[Any]) -> str:
-    configs = [r for r in rows if isinstance(r, KafkaConfig)]
+    configs = [r for r in rows if isinstance(r, KafkaConfig) and r.key is not None]
     hidden = sum(r.sensitive for r in configs)
     return f"{len(configs)} settings" + (f" ({hidden} redacted)" if hidden else "")
 
 
 def _acl_summary(rows: list[Any]) -> str:
-    return f"{sum(isinstance(r, KafkaAcl) for r in rows)} ACLs"
+    return f"{sum(isinstance(r, KafkaAcl) and r.principal is not None for r in rows)} ACLs"
 
 
 register()

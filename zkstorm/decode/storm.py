@@ -592,7 +592,7 @@ def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any
 def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
     config = read_thrift("LogConfig", data, context)
-    return [
+    levels = [
         StormLogLevel(
             topology_id=topology_id,
             logger=logger,
@@ -604,6 +604,16 @@ def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
         )
         for logger, level in sorted((config.get("named_logger_level") or {}).items())
     ]
+    empty = StormLogLevel(
+        topology_id=topology_id,
+        logger=None,
+        action=None,
+        target_level=None,
+        reset_timeout_secs=None,
+        reset_at_ms=None,
+        reset_level=None,
+    )
+    return levels or [empty]
 
 
 def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[Any]:
@@ -624,16 +634,19 @@ def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[A
 def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
     creds = read_thrift("Credentials", data, context)
-    return [
+    owner = creds.get("topoOwner")
+    rows = [
         StormCredential(
             topology_id=topology_id,
             key=key,
             value=value if context.show_secrets else REDACTED,
             value_length=len(value),
-            owner=creds.get("topoOwner"),
+            owner=owner,
         )
         for key, value in sorted(creds["creds"].items())
     ]
+    # no credential: still the topology and its owner (a parent's scalars outlive an empty list)
+    return rows or [StormCredential(topology_id=topology_id, key=None, value=None, value_length=None, owner=owner)]
 
 
 def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
@@ -681,8 +694,10 @@ def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[
     ]
 
 
-def _summary(text: str) -> Any:
-    return lambda records: text.format(n=len(records))
+def _summary(text: str, field: str | None = None) -> Any:
+    """``text`` with the record count; with ``field``, only records where it is set count (an empty
+    list's placeholder row says 0)."""
+    return lambda records: text.format(n=sum(1 for r in records if field is None or getattr(r, field) is not None))
 
 
 def register(registry: Any = REGISTRY) -> None:
@@ -711,7 +726,7 @@ def register(registry: Any = REGISTRY) -> None:
         decode_blob_sequence,
         lambda rs: f"max version {rs[0].max_sequence}",
     )
-    r(STORM, "logconfigs/*", "storm_log_config", decode_log_config, _summary("{n} logger settings"))
+    r(STORM, "logconfigs/*", "storm_log_config", decode_log_config, _summary("{n} logger settings", "logger"))
     r(
         STORM,
         "profilerconfigs/*/*",
@@ -719,7 +734,7 @@ def register(registry: Any = REGISTRY) -> None:
         decode_profile_request,
         lambda rs: f"{rs[0].action} {rs[0].host}:{rs[0].port}",
     )
-    r(STORM, "credentials/*", "storm_credentials", decode_credentials, _summary("{n} credentials"))
+    r(STORM, "credentials/*", "storm_credentials", decode_credentials, _summary("{n} credentials", "key"))
     r(
         STORM,
         "secretkeys/*/*/*",
