@@ -221,3 +221,35 @@ def test_storm_roots_finds_every_root(writer: KazooClient, zk_root: Chroot) -> N
     load_cluster(writer, zk_root.path, "storm", "storm1")
     rows = _json("--zk", zk_root.zk, "storm", "roots", "-f", "json")
     assert {r["root"] for r in rows} == {"/storm-next", "/storm-plain", "/storm1"}
+
+
+def test_every_root_is_decoded_without_naming_it(writer: KazooClient, zk_root: Chroot) -> None:
+    """Two Storm clusters and two Kafka chroots on one ensemble: `get` and `tree` decode paths under all
+    of them with no --storm-root or --kafka-root (the flags only choose the cluster for the views)."""
+    from zkstorm.encode import kafka_json
+
+    base = {"name": "canary", "status": "ACTIVE", "num_workers": 1, "launch_time_secs": 1790000000}
+    for root in ("storm-main", "storm-canary"):
+        writer.create(f"{zk_root.path}/{root}/storms/canary-1-1790000000", storm_gzip("StormBase", base), makepath=True)
+        writer.create(f"{zk_root.path}/{root}/assignments", b"", makepath=True)
+    for chroot in ("kafka/east", "kafka/west"):
+        registration = {"version": 1, "host": f"{chroot.split('/')[1]}-1", "port": 9092, "jmx_port": -1}
+        writer.create(f"{zk_root.path}/{chroot}/brokers/ids/7", kafka_json(registration), makepath=True)
+        writer.create(f"{zk_root.path}/{chroot}/brokers/topics", b"", makepath=True)
+    zk = ("--zk", zk_root.zk)
+    for path in ("/storm-canary/storms/canary-1-1790000000", "/storm-main/storms/canary-1-1790000000"):
+        got = _json(*zk, "get", path, "-f", "json")
+        assert got["znode"]["decode_status"] == "decoded", path
+        assert [r["name"] for r in got["records"] if r["kind"] == "storm_topology"] == ["canary"]
+    west = _json(*zk, "get", "/kafka/west/brokers/ids/7", "-f", "json")
+    assert [r["host"] for r in west["records"] if r["kind"] == "kafka_broker"] == ["west-1"]
+    tree = {r["path"]: r for r in _json(*zk, "tree", "/", "-f", "json")}
+    for path in (
+        "/storm-main/storms/canary-1-1790000000",
+        "/storm-canary/storms/canary-1-1790000000",
+        "/kafka/east/brokers/ids/7",
+        "/kafka/west/brokers/ids/7",
+    ):
+        assert tree[path]["decode_status"] == "decoded", path
+    assert [r["root"] for r in _json(*zk, "storm", "roots", "-f", "json")] == ["/storm-canary", "/storm-main"]
+    assert [r["root"] for r in _json(*zk, "kafka", "roots", "-f", "json")] == ["/kafka/east", "/kafka/west"]

@@ -488,6 +488,10 @@ def test_cli_commands_read_files(tmp_path: Path) -> None:
     assert storm_roots.exit_code == 0 and [r["root"] for r in json.loads(storm_roots.stdout)] == ["/storm"]
     kafka_roots = run("--from-files", files, "kafka", "roots", "-f", "json")
     assert kafka_roots.exit_code == 0 and [r["root"] for r in json.loads(kafka_roots.stdout)] == ["/kafka-prod"]
+    # no --kafka-root: the walk finds /kafka-prod itself and decodes under it
+    tree = {r["path"]: r for r in json.loads(run("--from-files", files, "tree", "/", "-f", "json").stdout)}
+    assert tree["/kafka-prod/brokers/ids/101"]["decode_status"] == "decoded"
+    assert tree["/kafka-prod/brokers/ids/101"]["summary"]
     assert run("--at-zxid", "5", "tree").exit_code == ExitCode.USAGE
     assert run("--from-files", files, "--at-zxid", "zz", "tree").exit_code == ExitCode.USAGE
     missing = run("--from-files", files, "--at-zxid", "0xffff", "tree")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
@@ -17,7 +18,17 @@ from .decode.registry import REGISTRY, DecodeContext, Registry
 from .decode.sniff import detect_encoding
 from .errors import DecodeError, FailureType
 from .health import KafkaState
-from .layout import DEFAULT_ROOTS, Roots, relative_to
+from .layout import (
+    DEFAULT_ROOTS,
+    KAFKA,
+    ROOT_SEARCH_DEPTH,
+    STORM,
+    Roots,
+    join,
+    merged,
+    relative_to,
+    root_kinds,
+)
 from .records import (
     DecodeFailure,
     DecodeWarning,
@@ -145,6 +156,53 @@ def decoded_walk(
         yield item.path, znode, records
 
 
+def discovering_walk(
+    session: Source,
+    path: str,
+    *,
+    roots: Roots,
+    registry: Registry = REGISTRY,
+    show_secrets: bool = False,
+    detail: bool = False,
+    depth: int | None = None,
+    stats: WalkStats | None = None,
+    found: list[Roots] | None = None,
+) -> Iterator[tuple[str, Znode | None, list[Any]]]:
+    """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
+    needs a pass): roots are discovered from the names the walk itself yields (``layout.root_kinds``),
+    and a znode no decoder claimed under the roots known so far is held back and decoded, at the end,
+    under every root found. Only such znodes are held; the roots found are appended to ``found``."""
+    names: dict[str, set[str]] = {}  # child names of the nodes near the top, where roots can be
+    held: list[RawNode] = []
+    near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
+    for item in session.walk(path, max_depth=depth, stats=stats):
+        if isinstance(item, Denied):
+            yield item.path, None, [Unreadable(path=item.path, reason=item.reason)]
+            continue
+        parent, _, name = item.path.rpartition("/")
+        if parent.count("/") < near_top:
+            names.setdefault(parent or "/", set()).add(name)
+        znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
+        if znode.decode_status == "not-decoded" and item.path.count("/") >= 2:
+            held.append(item)
+            continue
+        yield item.path, znode, records
+    storm, kafka = [], []
+    for node, children in names.items():
+        if node.count("/") <= ROOT_SEARCH_DEPTH or node == "/":
+            kinds = root_kinds(sorted(children), partial(sorted, names.get(join(node, "brokers"), ())))
+            storm += [node] * (STORM in kinds)
+            kafka += [node] * (KAFKA in kinds)
+    everything = merged(roots, Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka))))
+    if found is not None:
+        found.append(everything)
+    for item in held:
+        znode, records = decode_node(
+            item, roots=everything, registry=registry, show_secrets=show_secrets, detail=detail
+        )
+        yield item.path, znode, records
+
+
 def walk(
     session: Source,
     path: str = "/",
@@ -162,20 +220,6 @@ def walk(
         if znode is not None:
             yield znode
         yield from records
-
-
-# --- root discovery -----------------------------------------------------------------------------
-
-
-def storm_roots(session: Source, max_depth: int = 4) -> list[str]:
-    """Every znode that holds both ``storms`` and ``assignments``: the Storm roots on this ensemble."""
-    parents: dict[str, set[str]] = {}
-    for item in session.walk("/", max_depth=max_depth):
-        if isinstance(item, RawNode) and item.path != "/":
-            parent, _, name = item.path.rpartition("/")
-            if name in ("storms", "assignments"):
-                parents.setdefault(parent or "/", set()).add(name)
-    return sorted(p for p, names in parents.items() if names == {"storms", "assignments"})
 
 
 # --- Kafka --------------------------------------------------------------------------------------------
@@ -221,12 +265,3 @@ class KafkaStateBuilder:
                     state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
             elif self.keep_other:
                 state.other.append(record)
-
-
-def kafka_roots(session: Source, max_depth: int = 5) -> list[str]:
-    """Every znode holding ``brokers/ids`` or ``brokers/topics``: the Kafka chroots on this ensemble."""
-    found = set()
-    for item in session.walk("/", max_depth=max_depth):
-        if isinstance(item, RawNode) and (item.path.endswith("/brokers/ids") or item.path.endswith("/brokers/topics")):
-            found.add(item.path.rsplit("/", 2)[0] or "/")
-    return sorted(found)

@@ -37,6 +37,11 @@ class ZookeeperError(ZkstormError):
     exit_code = ExitCode.ZOOKEEPER
 
 
+class NotAllowedError(ZookeeperError):
+    """The server refused a read (NoAuth): fatal for the one znode a command asked for; a walk or a
+    search for roots records it and goes on."""
+
+
 class NotFoundError(ZkstormError):
     exit_code = ExitCode.NOT_FOUND
 

@@ -7,8 +7,9 @@ exactly one segment (``storms/*``, ``brokers/topics/*/partitions/*/state``). A S
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 
 STORM = "storm"
 KAFKA = "kafka"
@@ -87,3 +88,80 @@ def is_secret_path(path: str) -> bool:
     return any(
         len(segments) >= len(pattern) and matches(pattern, segments[-len(pattern) :]) for pattern in SECRET_PATTERNS
     )
+
+
+# --- root discovery ------------------------------------------------------------------------------------
+
+# A Storm root holds both of these (storm.md §2); a Kafka chroot holds brokers/ids or brokers/topics.
+STORM_ROOT_MARKERS = frozenset({"storms", "assignments"})
+KAFKA_ROOT_MARKERS = frozenset({"ids", "topics"})
+# Children never searched for another root: ZooKeeper's own, and Storm's and Kafka's known subtrees
+# (a root is looked for beside them, not inside them).
+NOT_SEARCHED = frozenset(
+    {
+        "zookeeper",
+        "storms", "assignments", "workerbeats", "errors", "supervisors", "nimbuses", "leader-lock", "blobstore",
+        "blobstoremaxkeysequencenumber", "credentials", "secretkeys", "logconfigs", "profilerconfig",
+        "backpressure", "tasks", "taskbeats", "taskerrors", "leader-info",
+        "brokers", "controller", "controller_epoch", "admin", "config", "cluster", "consumers", "kafka-acl",
+        "kafka-acl-changes", "kafka-acl-extended", "kafka-acl-extended-changes", "isr_change_notification",
+        "log_dir_event_notification", "latest_producer_id_block", "feature", "migration", "delegation_token",
+    }
+)  # fmt: skip
+ROOT_SEARCH_DEPTH = 3  # a root as deep as /clusters/analytics/kafka
+
+
+def root_kinds(children: Sequence[str], brokers_children: Callable[[], Sequence[str]]) -> set[str]:
+    """Which roots a znode is, from its child names (and, when it has ``brokers``, that node's):
+    ``storm``, ``kafka``, both or neither. The one rule ``storm roots``, ``kafka roots``, ``get``,
+    ``tree`` and the snapshot use."""
+    names = set(children)
+    kinds = set()
+    if names >= STORM_ROOT_MARKERS:
+        kinds.add(STORM)
+    if "brokers" in names and KAFKA_ROOT_MARKERS & set(brokers_children()):
+        kinds.add(KAFKA)
+    return kinds
+
+
+def discover_roots(children: Callable[[str], Sequence[str]], top: str = "/", depth: int = ROOT_SEARCH_DEPTH) -> Roots:
+    """Every Storm root and Kafka chroot at ``top`` or up to ``depth`` levels below it, by listing child
+    names only (no data is read; known subtrees are not entered). ``children`` lists a path (empty when
+    it is gone)."""
+    storm: list[str] = []
+    kafka: list[str] = []
+    frontier = [top]
+    for level in range(depth + 1):
+        below = []
+        for path in frontier:
+            names = children(path)
+            kinds = root_kinds(names, partial(_brokers_of, children, path))
+            if STORM in kinds:
+                storm.append(path)
+            if KAFKA in kinds:
+                kafka.append(path)
+            if level < depth:
+                below += [join(path, n) for n in names if n not in NOT_SEARCHED]
+        frontier = below
+    return Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka)))
+
+
+def _brokers_of(children: Callable[[str], Sequence[str]], path: str) -> Sequence[str]:
+    return children(join(path, "brokers"))
+
+
+def merged(*many: Roots) -> Roots:
+    """The roots of all of ``many``, each once, in order."""
+    return Roots(
+        storm=tuple(dict.fromkeys(r for roots in many for r in roots.storm)),
+        kafka=tuple(dict.fromkeys(r for roots in many for r in roots.kafka)),
+    )
+
+
+def ancestors(path: str) -> list[str]:
+    """``/``, then each ancestor of ``path``, then ``path`` itself."""
+    out = ["/"]
+    parts = [p for p in path.split("/") if p]
+    for i in range(1, len(parts) + 1):
+        out.append("/" + "/".join(parts[:i]))
+    return out

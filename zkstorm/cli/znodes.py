@@ -120,6 +120,8 @@ def _print_get_table(detail: Any, raw: bool, raw_hex: str | None) -> None:
         console.print(record_table([r for r in detail.records if type(r) is kind], kind, title=kind.__name__))
     if detail.redacted and not detail.records:
         console.print("value: (redacted: this znode holds secrets; add --show-secrets)")
+    elif detail.redacted:
+        console.print("(secret values redacted: add --show-secrets to see them)")
     elif detail.value is not None:
         value = detail.value
         console.print(

@@ -17,13 +17,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
-from ..collect import decode_node, decoded_walk, kafka_roots, storm_roots
+from ..collect import decode_node, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
-from ..errors import NotFoundError
-from ..layout import Roots, is_secret_path, join, relative_to
+from ..errors import NotAllowedError, NotFoundError
+from ..layout import Roots, ancestors, discover_roots, is_secret_path, join, merged, relative_to, root_kinds
 from ..records import (
     DecodeFailure,
     DecodeWarning,
@@ -205,11 +205,32 @@ class Cluster:
 
     def discover_storm_roots(self) -> list[str]:
         """Every znode that holds both ``storms`` and ``assignments``."""
-        return storm_roots(self.source)
+        return list(self.discovered_roots.storm)
 
     def discover_kafka_roots(self) -> list[str]:
         """Every znode that holds ``brokers/ids`` or ``brokers/topics``."""
-        return kafka_roots(self.source)
+        return list(self.discovered_roots.kafka)
+
+    @cached_property
+    def discovered_roots(self) -> Roots:
+        """Every Storm root and Kafka chroot on the source, found by listing names only (``layout``)."""
+        return discover_roots(self.children)
+
+    @cached_property
+    def decode_roots(self) -> Roots:
+        """The roots a walk or a snapshot decodes under: the chosen ones and every discovered one, so a
+        second cluster on the ensemble is decoded without naming it."""
+        return merged(self.roots, self.discovered_roots)
+
+    def roots_for(self, path: str) -> Roots:
+        """The roots ``get`` of ``path`` decodes under: the chosen ones and any ancestor of ``path`` that
+        is a root (a listing per ancestor, not a search of the ensemble)."""
+        storm, kafka = [], []
+        for ancestor in ancestors(path):
+            kinds = root_kinds(self.children(ancestor), partial(self.children, join(ancestor, "brokers")))
+            storm += [ancestor] * ("storm" in kinds)
+            kafka += [ancestor] * ("kafka" in kinds)
+        return merged(self.roots, Roots(storm=tuple(storm), kafka=tuple(kafka)))
 
     # reads --------------------------------------------------------------------------------------------
 
@@ -241,27 +262,50 @@ class Cluster:
             yield from records
 
     def children(self, path: str) -> list[str]:
-        """Child names of ``path`` in name order; none when it is absent."""
+        """Child names of ``path`` in name order; none when it is absent or may not be listed (NoAuth)."""
         try:
             return list(self.source.get_children(path))
-        except NotFoundError:
+        except (NotFoundError, NotAllowedError):
             return []
 
     def exists(self, path: str) -> bool:
         return bool(self.source.exists(path))
 
-    def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:
-        """Every znode under ``path`` as a ``Znode`` followed by its decoded records or failure record
-        (an unreadable znode as an ``Unreadable``); ``NotFoundError`` when ``path`` is absent."""
-        for _, znode, records in decoded_walk(
+    def _decoded_walk(
+        self, path: str, *, depth: int | None = None, detail: bool = False, found: list[Roots] | None = None
+    ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
+        """The walk behind ``walk`` and the snapshot: decoded under every root on the source. Where a
+        listing is cheap the roots are found first (``decode_roots``); over ZooKeeper's files they are
+        found by the walk itself (``discovering_walk``), and appended to ``found``."""
+        if self.source.cheap_listings:
+            if found is not None:
+                found.append(self.decode_roots)
+            return decoded_walk(
+                self.source,
+                path,
+                roots=self.decode_roots,
+                registry=self.registry,
+                show_secrets=self.show_secrets,
+                detail=detail,
+                depth=depth,
+                stats=self.stats,
+            )
+        return discovering_walk(
             self.source,
             path,
             roots=self.roots,
             registry=self.registry,
             show_secrets=self.show_secrets,
+            detail=detail,
             depth=depth,
             stats=self.stats,
-        ):
+            found=found,
+        )
+
+    def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:
+        """Every znode under ``path`` as a ``Znode`` followed by its decoded records or failure record
+        (an unreadable znode as an ``Unreadable``); ``NotFoundError`` when ``path`` is absent."""
+        for _, znode, records in self._decoded_walk(path, depth=depth):
             if znode is not None:
                 yield znode
             self.note_problems(records)
@@ -270,7 +314,8 @@ class Cluster:
     def get(self, path: str) -> ZnodeDetail:
         """One znode: its record, its decoded records, and its plain value when nothing decodes it."""
         raw: RawNode = self.source.get(path)
-        znode, records = decode_node(raw, roots=self.roots, registry=self.registry, show_secrets=self.show_secrets)
+        roots = self.roots_for(path)
+        znode, records = decode_node(raw, roots=roots, registry=self.registry, show_secrets=self.show_secrets)
         self.note_problems(records)
         redacted = is_secret_path(znode.path) and not self.show_secrets
         value = None if records or redacted else plain_value(raw.data, znode.encoding)
@@ -290,24 +335,20 @@ class Cluster:
         from ..health import kafka_health_records
 
         now = self.now()
-        builders = [KafkaStateBuilder(root, keep_other=False) for root in self.roots.kafka]
+        found: list[Roots] = []  # the roots the walk decodes under (all of them once it has found them)
+        builders: dict[str, KafkaStateBuilder] = {}
+        storm: dict[str, _StormJoins] = {}
         workers: list[StormWorker] = []
         executors: list[StormExecutor] = []
         supervisors: list[StormSupervisor] = []
         components: list[StormComponent] = []
         figures: list[ExecutorFigures] = []  # a few sums per executor, not the counter rows
-        storm = {root: _StormJoins() for root in self.roots.storm}
-        for path, znode, records in decoded_walk(
-            self.source,
-            "/",
-            roots=self.roots,
-            registry=self.registry,
-            show_secrets=self.show_secrets,
-            detail=True,
-            stats=self.stats,
-        ):
+        for path, znode, records in self._decoded_walk("/", detail=True, found=found):
             if znode is not None:
                 yield znode
+            roots = found[-1] if found else self.roots
+            storm_root = max((r for r in roots.storm if relative_to(path, r) is not None), key=len, default=None)
+            kafka_root = max((r for r in roots.kafka if relative_to(path, r) is not None), key=len, default=None)
             counters: list[StormExecutorStat] = []
             for record in records:
                 kind = type(record)
@@ -322,17 +363,16 @@ class Cluster:
                     components.append(record)
                 elif kind is StormSupervisor:
                     supervisors.append(record)
-                elif kind in _StormJoins.HELD:
-                    joins = next((j for root, j in storm.items() if relative_to(path, root) is not None), None)
-                    if joins is not None:
-                        joins.add(record)
-                        continue
+                elif kind in _StormJoins.HELD and storm_root is not None:
+                    storm.setdefault(storm_root, _StormJoins()).add(record)
+                    continue
                 yield record
             if counters:
                 figures += executor_figures(counters)
-            for builder in builders:
-                if relative_to(path, builder.root) is not None:
-                    builder.add(path, records)  # keep_other=False: only what the joins and rules need
+            if kafka_root is not None:
+                if kafka_root not in builders:
+                    builders[kafka_root] = KafkaStateBuilder(kafka_root, keep_other=False)
+                builders[kafka_root].add(path, records)  # keep_other=False: only what the joins and rules need
         joined = join_workers(workers, worker_hosts(executors, supervisors), now, stale_after_secs)
         yield from joined
         errors: list[StormError] = []
@@ -342,7 +382,7 @@ class Cluster:
                     errors.append(row)
                 yield row
         yield from every_component_stats(components, executors, figures, joined, errors)
-        for builder in builders:
+        for builder in builders.values():
             state = builder.state
             if not state.registered and not state.assignments and state.controller is None:
                 continue  # no Kafka cluster at this root

@@ -63,6 +63,12 @@ class Source(Protocol):
     breadth-first in name order, the files in file order), so callers never rely on it.
     """
 
+    @property
+    def cheap_listings(self) -> bool:
+        """True when a listing costs one request (a live ensemble); False when it needs a pass over the
+        data (ZooKeeper's files before their index is built): the model then finds roots during walks."""
+        ...
+
     def connect(self) -> None: ...
 
     def close(self) -> None: ...

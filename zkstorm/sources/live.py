@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import NotFoundError, UsageError, ZkstormError, ZookeeperError
+from ..errors import NotAllowedError, NotFoundError, UsageError, ZkstormError, ZookeeperError
 from .base import Denied, RawNode, Stat, WalkStats
 
 
@@ -242,6 +242,8 @@ def _read_only_client_class() -> type:
 class ReadOnlySession:
     """A connected, read-only view of one ensemble. Use as a context manager."""
 
+    cheap_listings = True  # one getChildren request
+
     def __init__(
         self,
         target: ZkTarget | str = DEFAULT_ZK,
@@ -369,7 +371,7 @@ class ReadOnlySession:
             except NoNodeError:
                 raise NotFoundError(f"no znode at {args[0]}") from None
             except NoAuthError:
-                raise ZookeeperError(f"not allowed to read {args[0]} (NoAuth)") from None
+                raise NotAllowedError(f"not allowed to read {args[0]} (NoAuth)") from None
             except (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError) as exc:
                 if time.monotonic() >= deadline:
                     raise ZookeeperError(f"lost the ZooKeeper connection and could not resume: {exc!r}") from None

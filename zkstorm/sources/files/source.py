@@ -475,6 +475,11 @@ class FileSource:
         """``ReadOnlySession.walk`` over the files: the same values, in file order (children unsorted)."""
         return self.nodes(path, max_depth, stats=stats, must_exist=True)
 
+    @property
+    def cheap_listings(self) -> bool:
+        """A listing is served from the index, which one whole pass builds: cheap once it exists."""
+        return self._index is not None
+
     def describe(self) -> dict[str, Any]:
         """The files read and what they gave, for a snapshot's manifest."""
         plan, _ = self._require()
