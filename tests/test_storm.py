@@ -232,8 +232,9 @@ def test_corrupt_payloads_become_decode_failures(case: dict[str, Any]) -> None:
     path = case["pretend_path"]
     roots = Roots(storm=("/storm", "/storm-next"), kafka=())
     znode, records = decode_node(RawNode(path, STAT, data), roots=roots)
-    (failure,) = records
+    failure, *placeholder = records  # and what the znode stands for, with the failure as its status
     assert isinstance(failure, DecodeFailure)
+    assert len(placeholder) <= 1 and all(r.decode_status == failure.failure_type for r in placeholder)
     assert failure.path == path and failure.size == case["size"] == len(data)
     assert failure.failure_type in {FailureType.of(t) for t in case["acceptable_failure_types"]}, failure.reason
     assert failure.reason and znode.summary and "undecodable" in znode.summary
@@ -260,5 +261,6 @@ def test_a_time_no_clock_can_hold_is_a_decode_failure() -> None:
 
     data = thrift_bytes("SupervisorInfo", {"time_secs": 72057595789903933, "hostname": "h"})  # found by the fuzz test
     roots = Roots(storm=("/storm",), kafka=())
-    _, (failure,) = decode_node(RawNode("/storm/supervisors/s", STAT, data), roots=roots)
+    _, (failure, placeholder) = decode_node(RawNode("/storm/supervisors/s", STAT, data), roots=roots)
     assert isinstance(failure, DecodeFailure) and failure.failure_type == "value_out_of_range"
+    assert (placeholder.supervisor_id, placeholder.decode_status) == ("s", "value_out_of_range")

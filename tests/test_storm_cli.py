@@ -181,7 +181,12 @@ def test_a_corrupt_znode_is_reported_and_the_rest_still_shown(writer: KazooClien
     writer.set(f"{zk_root.path}/storm/storms/fraud-scorer-3-1751880000", bad)
     result = run("--zk", zk_root.zk, "storm", "topologies", "-f", "json")
     assert result.exit_code == 0
-    assert [t["topology_id"] for t in json.loads(result.stdout)] == ["inventory-sync-5-1751968800"]
+    # still listed, undecoded: its name from its id, its status unknown, the failure type saying why
+    shown = {t["topology_id"]: (t["name"], t["status"], t["decode_status"]) for t in json.loads(result.stdout)}
+    assert shown == {
+        "fraud-scorer-3-1751880000": ("fraud-scorer", "UNKNOWN", "thrift_schema_mismatch"),
+        "inventory-sync-5-1751968800": ("inventory-sync", "REBALANCING", "ok"),
+    }
     assert "/storm/storms/fraud-scorer-3-1751880000: cannot decode storm_topology" in result.stderr
     assert run("--zk", zk_root.zk, "--strict", "storm", "topologies").exit_code == ExitCode.DECODE_FAILURES
     tree = run("--zk", zk_root.zk, "tree", "/storm/storms", "-f", "jsonl")

@@ -14,7 +14,7 @@ from typing import Any
 
 from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
 from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
-from .decode.registry import REGISTRY, DecodeContext, Registry
+from .decode.registry import REGISTRY, DecodeContext, Decoder, Registry
 from .decode.sniff import detect_encoding
 from .errors import DecodeError, FailureType
 from .health import KafkaState
@@ -112,27 +112,57 @@ def decode_node(
         summary: str | None
         if decoder.summarize and decoded:
             summary = decoder.summarize(decoded)
-        else:  # nothing decoded (e.g. empty data where a payload belongs): say why
-            summary = "; ".join(r.warning for r in records if isinstance(r, DecodeWarning)) or None
+        else:  # nothing decoded (e.g. empty data where a payload belongs): say why, and still list it
+            warnings = [r.warning for r in records if isinstance(r, DecodeWarning)]
+            summary = "; ".join(warnings) or None
+            if warnings:
+                records += _placeholder(decoder, context, warnings[0])
     except DecodeError as exc:
-        return _failed(raw, decoder.kind, exc.failure_type, exc.reason)
+        return _failed(raw, decoder, context, exc.failure_type, exc.reason)
     except Exception as exc:  # a decoder's own bug: a typed failure with the path, and the walk goes on
         log.debug("decoder %s failed on %s", decoder.kind, raw.path, exc_info=True)
-        return _failed(raw, decoder.kind, FailureType.DECODER_ERROR, f"{type(exc).__name__}: {exc}")
+        return _failed(raw, decoder, context, FailureType.DECODER_ERROR, f"{type(exc).__name__}: {exc}")
     return to_znode(raw, context.encoding or detect_encoding(raw.data), summary, "decoded"), records
 
 
-def _failed(raw: RawNode, kind: str, failure_type: FailureType, reason: str) -> tuple[Znode, list[Any]]:
+def _failed(
+    raw: RawNode, decoder: Decoder, context: DecodeContext, failure_type: FailureType, reason: str
+) -> tuple[Znode, list[Any]]:
+    """The failure record, and the placeholder the decoder gives for what the znode stands for (a topic,
+    a broker, a worker …), so list views still show it, with the failure type as its status."""
     encoding = detect_encoding(raw.data)
     failure = DecodeFailure(
         path=raw.path,
-        record_kind=kind,
+        record_kind=decoder.kind,
         failure_type=failure_type.value,
         reason=reason,
         size=len(raw.data or b""),
         encoding=encoding,
     )
-    return to_znode(raw, encoding, f"undecodable {kind}: {reason}", "failed"), [failure]
+    znode = to_znode(raw, encoding, f"undecodable {decoder.kind}: {reason}", "failed")
+    return znode, [failure, *_placeholder(decoder, context, failure_type.value)]
+
+
+def _placeholder(decoder: Decoder, context: DecodeContext, status: str) -> list[Any]:
+    if decoder.placeholder is None:
+        return []
+    try:
+        made = decoder.placeholder(context, status)
+    except Exception:  # a name the placeholder cannot parse: the failure record alone stands
+        log.debug("no placeholder for %s", context.path, exc_info=True)
+        return []
+    return [] if made is None else [made]
+
+
+def unreadable(path: str, reason: str, roots: Roots, registry: Registry) -> list[Any]:
+    """An ``Unreadable`` record for a znode the server would not let us read, and the placeholder of
+    what it stands for (status ``unreadable``)."""
+    out: list[Any] = [Unreadable(path=path, reason=reason)]
+    found = registry.lookup(path, roots)
+    if found is not None:
+        decoder, root, rel = found
+        out += _placeholder(decoder, DecodeContext(path, root, rel, None), "unreadable")
+    return out
 
 
 def decoded_walk(
@@ -150,7 +180,7 @@ def decoded_walk(
     (path, None, [Unreadable]). Every walk in zkstorm goes through here."""
     for item in session.walk(path, max_depth=depth, stats=stats):
         if isinstance(item, Denied):
-            yield item.path, None, [Unreadable(path=item.path, reason=item.reason)]
+            yield item.path, None, unreadable(item.path, item.reason, roots, registry)
             continue
         znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
         yield item.path, znode, records
@@ -177,7 +207,7 @@ def discovering_walk(
     near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
     for item in session.walk(path, max_depth=depth, stats=stats):
         if isinstance(item, Denied):
-            yield item.path, None, [Unreadable(path=item.path, reason=item.reason)]
+            yield item.path, None, unreadable(item.path, item.reason, roots, registry)
             continue
         parent, _, name = item.path.rpartition("/")
         if parent.count("/") < near_top:

@@ -74,8 +74,8 @@ class StormTopology:
 
     topology_id: str
     name: str
-    status: str
-    num_workers: int
+    status: str  # UNKNOWN when the znode could not be decoded
+    num_workers: int | None
     launch_time_secs: int | None
     launched_at: datetime | None
     owner: str | None
@@ -85,9 +85,12 @@ class StormTopology:
     action: str | None  # "kill" while KILLED, "rebalance" while REBALANCING
     action_wait_secs: int | None
     rebalance_num_workers: int | None
-    num_executors: int
-    num_components: int
-    format: str  # "thrift" or "java-0.9"
+    num_executors: int | None
+    num_components: int | None
+    format: str  # "thrift" or "java-0.9"; "unknown" when the znode could not be decoded
+    # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
+    # entity that exists is listed, decoded or not
+    decode_status: str = "ok"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -172,10 +175,10 @@ class StormSupervisor:
     """``supervisors/{id}``: a supervisor's heartbeat (ephemeral: present means alive)."""
 
     supervisor_id: str
-    hostname: str
+    hostname: str | None  # None (and the rest): a registration that could not be decoded
     assignment_id: str | None
-    time_secs: int
-    heartbeat_at: datetime
+    time_secs: int | None
+    heartbeat_at: datetime | None
     uptime_secs: int | None
     used_ports: tuple[int, ...]
     ports: tuple[int, ...]
@@ -185,6 +188,9 @@ class StormSupervisor:
     cpu_capacity_pct: float | None
     resources: tuple[str, ...]  # every capacity entry as "name=value"
     scheduler_meta: tuple[str, ...]  # "key=value"
+    # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
+    # entity that exists is listed, decoded or not
+    decode_status: str = "ok"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -195,13 +201,16 @@ class StormWorker:
     topology_id: str
     node: str
     port: int
-    time_secs: int
-    heartbeat_at: datetime
-    uptime_secs: int
-    num_executor_stats: int  # entries in executor_stats, the worker's system executor [-1,-1] included
+    time_secs: int | None  # None (and the rest): a heartbeat that could not be decoded, stale
+    heartbeat_at: datetime | None
+    uptime_secs: int | None
+    num_executor_stats: int | None  # entries in executor_stats, the worker's system executor [-1,-1] included
     host: str | None = None
     age_secs: int | None = None
     stale: bool | None = None
+    # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
+    # entity that exists is listed, decoded or not
+    decode_status: str = "ok"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -243,11 +252,14 @@ class StormNimbus:
 
     nimbus_id: str
     host: str
-    port: int
+    port: int | None
     tls_port: int | None
-    started_secs: int  # NimbusSummary.uptime_secs as stored: the start time, epoch seconds
-    version: str
+    started_secs: int | None  # NimbusSummary.uptime_secs as stored: the start time, epoch seconds
+    version: str | None
     is_leader: bool | None = None
+    # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
+    # entity that exists is listed, decoded or not
+    decode_status: str = "ok"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -397,6 +409,9 @@ class KafkaBroker:
     features: tuple[str, ...]  # "name=min..max"
     broker_epoch: int | None  # the registration's czxid (KIP-380)
     session_id: int | None  # ephemeralOwner: changes on every restart
+    # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
+    # entity that exists is listed, decoded or not
+    decode_status: str = "ok"
 
 
 @dataclass(slots=True, kw_only=True)
@@ -404,11 +419,14 @@ class KafkaTopic:
     """``brokers/topics/{topic}``: the replica assignment's envelope."""
 
     topic: str
-    version: int
+    version: int | None
     topic_id: str | None
-    partition_count: int
-    replication_factor: int  # replicas minus those being added (KIP-455), of the first partition
-    reassigning_partitions: int
+    partition_count: int | None  # None: the assignment could not be decoded
+    replication_factor: int | None  # replicas minus those being added (KIP-455), of the first partition
+    reassigning_partitions: int | None
+    # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
+    # entity that exists is listed, decoded or not
+    decode_status: str = "ok"
 
 
 @dataclass(slots=True, kw_only=True)

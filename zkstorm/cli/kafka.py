@@ -36,7 +36,7 @@ def kafka_brokers(settings: Settings, fmt: str, as_json: bool) -> None:
 
         emit_prometheus(settings, kafka_broker_families(cluster.kafka.root, rows))
         return
-    columns = ["broker_id", "alive", "host", "port", "rack", "version", "registered_at", "endpoints"]
+    columns = ["broker_id", "alive", "host", "port", "rack", "version", "registered_at", "endpoints", "decode_status"]
     emit_rows(settings, "json" if as_json else fmt, rows, KafkaBroker, columns=columns)
 
 
@@ -50,7 +50,15 @@ def kafka_topics(settings: Settings, topic: str | None, fmt: str, as_json: bool)
 
     with settings.cluster() as cluster:
         rows = cluster.kafka.topics(topic)
-    columns = ["topic", "partition_count", "replication_factor", "reassigning_partitions", "version", "topic_id"]
+    columns = [
+        "topic",
+        "partition_count",
+        "replication_factor",
+        "reassigning_partitions",
+        "version",
+        "topic_id",
+        "decode_status",
+    ]
     emit_rows(settings, "json" if as_json else fmt, rows, KafkaTopic, columns=columns)
 
 

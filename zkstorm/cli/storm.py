@@ -92,6 +92,7 @@ def storm_topologies(settings: Settings, fmt: str, as_json: bool) -> None:
         "action_wait_secs",
         "owner",
         "topology_id",
+        "decode_status",
     ]
     emit_rows(settings, "json" if as_json else fmt, rows, StormTopology, columns=columns)
 
@@ -120,6 +121,7 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
         "memory_capacity_mb",
         "cpu_capacity_pct",
         "supervisor_id",
+        "decode_status",
     ]
     emit_rows(settings, "json" if as_json else fmt, rows, StormSupervisor, columns=columns)
 
@@ -184,7 +186,17 @@ def storm_workers(
         ]
         emit_rows(settings, fmt, stats, StormExecutorStat, columns=columns)
         return
-    columns = ["host", "port", "age_secs", "stale", "uptime_secs", "num_executor_stats", "topology_id", "node"]
+    columns = [
+        "host",
+        "port",
+        "age_secs",
+        "stale",
+        "uptime_secs",
+        "num_executor_stats",
+        "topology_id",
+        "node",
+        "decode_status",
+    ]
     emit_rows(settings, fmt, rows, StormWorker, columns=columns)
 
 
@@ -298,7 +310,7 @@ def storm_nimbus(settings: Settings, fmt: str, as_json: bool) -> None:
 
     with settings.cluster() as cluster:
         rows = cluster.storm.nimbuses()
-    columns = ["host", "port", "tls_port", "version", "started_secs", "is_leader"]
+    columns = ["host", "port", "tls_port", "version", "started_secs", "is_leader", "decode_status"]
     emit_rows(settings, "json" if as_json else fmt, rows, StormNimbus, columns=columns)
 
 

@@ -840,8 +840,8 @@ def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
 
 def register(registry: Any = REGISTRY) -> None:
     r = registry.register
-    r(KAFKA, "brokers/ids/*", "kafka_broker", decode_broker, lambda rs: _broker_summary(rs[0]))
-    r(KAFKA, "brokers/topics/*", "kafka_topic", decode_topic, lambda rs: _topic_summary(rs[0]))
+    r(KAFKA, "brokers/ids/*", "kafka_broker", decode_broker, lambda rs: _broker_summary(rs[0]), broker_placeholder)
+    r(KAFKA, "brokers/topics/*", "kafka_topic", decode_topic, lambda rs: _topic_summary(rs[0]), topic_placeholder)
     r(
         KAFKA,
         "brokers/topics/*/partitions/*/state",
@@ -955,6 +955,41 @@ def register(registry: Any = REGISTRY) -> None:
         "kafka_delegation_token",
         decode_delegation_token,
         lambda rs: "token (metadata only)",
+    )
+
+
+def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | None:
+    name = _segments(context)[-1]
+    if not name.lstrip("-").isdigit():
+        return None
+    return KafkaBroker(
+        broker_id=int(name),
+        alive=True,  # registered: its znode exists
+        version=None,
+        host=None,
+        port=None,
+        rack=None,
+        jmx_port=None,
+        timestamp_ms=None,
+        registered_at=None,
+        endpoints=(),
+        listener_protocols=(),
+        features=(),
+        broker_epoch=None,
+        session_id=None,
+        decode_status=status,
+    )
+
+
+def topic_placeholder(context: DecodeContext, status: str) -> KafkaTopic:
+    return KafkaTopic(
+        topic=_segments(context)[-1],
+        version=None,
+        topic_id=None,
+        partition_count=None,
+        replication_factor=None,
+        reassigning_partitions=None,
+        decode_status=status,
     )
 
 

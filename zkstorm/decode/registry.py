@@ -30,6 +30,9 @@ class DecodeContext:
 
 DecodeFn = Callable[[DecodeContext, bytes | None], Sequence[Any]]
 SummaryFn = Callable[[Sequence[Any]], str]
+# The record a znode stands for when it cannot be decoded or read, built from its path and the reason
+# (a failure type, or "unreadable"): list views show every entity that exists, decoded or not.
+PlaceholderFn = Callable[[DecodeContext, str], Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,7 @@ class Decoder:
     pattern: tuple[str, ...]
     decode: DecodeFn
     summarize: SummaryFn | None = None
+    placeholder: PlaceholderFn | None = None
 
 
 class Registry:
@@ -49,10 +53,16 @@ class Registry:
         self._index: dict[tuple[str, int], tuple[dict[str, tuple[Decoder, ...]], tuple[Decoder, ...]]] = {}
 
     def register(
-        self, system: str, pattern: str, kind: str, decode: DecodeFn, summarize: SummaryFn | None = None
+        self,
+        system: str,
+        pattern: str,
+        kind: str,
+        decode: DecodeFn,
+        summarize: SummaryFn | None = None,
+        placeholder: PlaceholderFn | None = None,
     ) -> None:
         segments = tuple(pattern.strip("/").split("/")) if pattern.strip("/") else ()
-        decoder = Decoder(system, kind, segments, decode, summarize)
+        decoder = Decoder(system, kind, segments, decode, summarize, placeholder)
         bucket = self._by_depth.setdefault((system, len(segments)), [])
         # Literal segments beat wildcards: "config/brokers/<default>" before "config/brokers/*".
         bucket.append(decoder)

@@ -694,6 +694,85 @@ def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[
     ]
 
 
+# --- placeholders: what an undecodable or unreadable znode stands for, from its path ----------------------
+
+
+def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
+    topology_id = _segments(context)[1]
+    parts = topology_id.rsplit("-", 2)
+    return StormTopology(
+        topology_id=topology_id,
+        name=parts[0] if len(parts) == 3 else topology_id,
+        status="UNKNOWN",
+        num_workers=None,
+        launch_time_secs=None,
+        launched_at=None,
+        owner=None,
+        principal=None,
+        topology_version=None,
+        prev_status=None,
+        action=None,
+        action_wait_secs=None,
+        rebalance_num_workers=None,
+        num_executors=None,
+        num_components=None,
+        format="unknown",
+        decode_status=status,
+    )
+
+
+def supervisor_placeholder(context: DecodeContext, status: str) -> StormSupervisor:
+    return StormSupervisor(
+        supervisor_id=_segments(context)[1],
+        hostname=None,
+        assignment_id=None,
+        time_secs=None,
+        heartbeat_at=None,
+        uptime_secs=None,
+        used_ports=(),
+        ports=(),
+        version=None,
+        server_port=None,
+        memory_capacity_mb=None,
+        cpu_capacity_pct=None,
+        resources=(),
+        scheduler_meta=(),
+        decode_status=status,
+    )
+
+
+def worker_placeholder(context: DecodeContext, status: str) -> StormWorker | None:
+    _, topology_id, slot = _segments(context)
+    try:
+        node, port = split_slot(slot)
+    except DecodeError:
+        return None  # not a worker slot name: the failure record alone says so
+    return StormWorker(
+        topology_id=topology_id,
+        node=node,
+        port=port,
+        time_secs=None,
+        heartbeat_at=None,
+        uptime_secs=None,
+        num_executor_stats=None,
+        decode_status=status,
+    )
+
+
+def nimbus_placeholder(context: DecodeContext, status: str) -> StormNimbus:
+    nimbus_id = _segments(context)[1]
+    host, _, port = nimbus_id.rpartition(":")
+    return StormNimbus(
+        nimbus_id=nimbus_id,
+        host=host if port.isdigit() else nimbus_id,
+        port=int(port) if port.isdigit() else None,
+        tls_port=None,
+        started_secs=None,
+        version=None,
+        decode_status=status,
+    )
+
+
 def _summary(text: str, field: str | None = None) -> Any:
     """``text`` with the record count; with ``field``, only records where it is set count (an empty
     list's placeholder row says 0)."""
@@ -702,13 +781,20 @@ def _summary(text: str, field: str | None = None) -> Any:
 
 def register(registry: Any = REGISTRY) -> None:
     r = registry.register
-    r(STORM, "storms/*", "storm_topology", decode_storm_base, summarize_topology)
+    r(STORM, "storms/*", "storm_topology", decode_storm_base, summarize_topology, topology_placeholder)
     r(STORM, "assignments/*", "storm_assignment", decode_assignment, summarize_assignment)
-    r(STORM, "supervisors/*", "storm_supervisor", decode_supervisor, summarize_supervisor)
-    r(STORM, "workerbeats/*/*", "storm_worker", decode_heartbeat, summarize_heartbeat)
+    r(STORM, "supervisors/*", "storm_supervisor", decode_supervisor, summarize_supervisor, supervisor_placeholder)
+    r(STORM, "workerbeats/*/*", "storm_worker", decode_heartbeat, summarize_heartbeat, worker_placeholder)
     r(STORM, "errors/*/*", "storm_error", decode_error_component, summarize_error)
     r(STORM, "errors/*/*/*", "storm_error", decode_error_node, summarize_error)
-    r(STORM, "nimbuses/*", "storm_nimbus", decode_nimbus, lambda rs: f"{rs[0].host}:{rs[0].port} v{rs[0].version}")
+    r(
+        STORM,
+        "nimbuses/*",
+        "storm_nimbus",
+        decode_nimbus,
+        lambda rs: f"{rs[0].host}:{rs[0].port} v{rs[0].version}",
+        nimbus_placeholder,
+    )
     r(STORM, "leader-lock/*", "storm_leader_latch", decode_leader_latch, lambda rs: f"candidate {rs[0].participant_id}")
     r(STORM, "leader-info", "storm_leader_info", decode_leader_info, lambda rs: f"leader {rs[0].host}:{rs[0].port}")
     r(

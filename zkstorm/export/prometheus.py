@@ -187,8 +187,8 @@ def storm_topology_families(
         ("root", "topology"),
     )
     for t in sorted(topologies, key=lambda t: (t.name, t.topology_id)):
-        workers.add(t.num_workers, root, t.name)
-        executors.add(t.num_executors, root, t.name)
+        workers.add(t.num_workers or 0, root, t.name)
+        executors.add(t.num_executors or 0, root, t.name)
         errors.add(errors_stored.get(t.topology_id, 0), root, t.name)
     return [by_status, workers, executors, errors]
 

@@ -54,6 +54,9 @@ def with_heartbeat_age(workers: Iterable[StormWorker], now_secs: float, stale_af
     """
     out = []
     for worker in workers:
+        if worker.time_secs is None:  # its heartbeat could not be decoded: no beat to trust
+            out.append(dataclasses.replace(worker, age_secs=None, stale=True))
+            continue
         age = max(0, int(now_secs - worker.time_secs))
         out.append(dataclasses.replace(worker, age_secs=age, stale=age > stale_after_secs))
     return out
@@ -63,7 +66,7 @@ def worker_hosts(executors: Iterable[StormExecutor], supervisors: Iterable[Storm
     """node (supervisor id) → hostname: the assignment's node→host map, overridden by the supervisors'
     own registrations (the live truth, when the supervisor is up)."""
     hosts = {e.node: e.host for e in executors if e.host}
-    hosts.update({s.supervisor_id: s.hostname for s in supervisors})
+    hosts.update({s.supervisor_id: s.hostname for s in supervisors if s.hostname})
     return hosts
 
 
@@ -201,7 +204,7 @@ class StormCluster:
 
     def supervisors(self) -> list[StormSupervisor]:
         """Every live supervisor (their znodes are ephemeral), by hostname."""
-        return sorted(self._records("supervisors", StormSupervisor), key=lambda s: (s.hostname, s.supervisor_id))
+        return sorted(self._records("supervisors", StormSupervisor), key=lambda s: (s.hostname or "", s.supervisor_id))
 
     def workers(
         self,
