@@ -962,9 +962,15 @@ def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | Non
     name = _segments(context)[-1]
     if not name.lstrip("-").isdigit():
         return None
+    return empty_broker(int(name), alive=True, decode_status=status)  # registered: its znode exists
+
+
+def empty_broker(broker_id: int, *, alive: bool, decode_status: str = "ok") -> KafkaBroker:
+    """A broker known by its id alone: named in a replica list, or registered with bytes that say
+    nothing (``decode_status`` says why)."""
     return KafkaBroker(
-        broker_id=int(name),
-        alive=True,  # registered: its znode exists
+        broker_id=broker_id,
+        alive=alive,
         version=None,
         host=None,
         port=None,
@@ -977,7 +983,7 @@ def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | Non
         features=(),
         broker_epoch=None,
         session_id=None,
-        decode_status=status,
+        decode_status=decode_status,
     )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cached_property, partial
 from typing import Any
 
@@ -277,29 +277,23 @@ class Cluster:
         """The walk behind ``walk`` and the snapshot: decoded under every root on the source. Where a
         listing is cheap the roots are found first (``decode_roots``); over ZooKeeper's files they are
         found by the walk itself (``discovering_walk``), and appended to ``found``."""
+        walker: Callable[..., Iterator[tuple[str, Znode | None, list[Any]]]] = decoded_walk
+        roots = self.roots
         if self.source.cheap_listings:
+            roots = self.decode_roots
             if found is not None:
-                found.append(self.decode_roots)
-            return decoded_walk(
-                self.source,
-                path,
-                roots=self.decode_roots,
-                registry=self.registry,
-                show_secrets=self.show_secrets,
-                detail=detail,
-                depth=depth,
-                stats=self.stats,
-            )
-        return discovering_walk(
+                found.append(roots)
+        else:
+            walker = partial(discovering_walk, found=found)
+        return walker(
             self.source,
             path,
-            roots=self.roots,
+            roots=roots,
             registry=self.registry,
             show_secrets=self.show_secrets,
             detail=detail,
             depth=depth,
             stats=self.stats,
-            found=found,
         )
 
     def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ..decode.kafka import empty_broker
 from ..errors import NotFoundError
 from ..health import KafkaState, kafka_findings, kafka_partitions, summarize_findings
 from ..layout import join
@@ -85,22 +86,7 @@ def missing_brokers(
 
 def unknown_broker(broker_id: int, *, alive: bool) -> KafkaBroker:
     """A broker known only by its id: named in a replica list, or registered with undecodable data."""
-    return KafkaBroker(
-        broker_id=broker_id,
-        alive=alive,
-        version=None,
-        host=None,
-        port=None,
-        rack=None,
-        jmx_port=None,
-        timestamp_ms=None,
-        registered_at=None,
-        endpoints=(),
-        listener_protocols=(),
-        features=(),
-        broker_epoch=None,
-        session_id=None,
-    )
+    return empty_broker(broker_id, alive=alive)
 
 
 def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
