@@ -101,7 +101,7 @@ NOT_SEARCHED = frozenset(
     {
         "zookeeper",
         "storms", "assignments", "workerbeats", "errors", "supervisors", "nimbuses", "leader-lock", "blobstore",
-        "blobstoremaxkeysequencenumber", "credentials", "secretkeys", "logconfigs", "profilerconfig",
+        "blobstoremaxkeysequencenumber", "credentials", "secretkeys", "logconfigs", "profilerconfig", "profilerconfigs",
         "backpressure", "tasks", "taskbeats", "taskerrors", "leader-info",
         "brokers", "controller", "controller_epoch", "admin", "config", "cluster", "consumers", "kafka-acl",
         "kafka-acl-changes", "kafka-acl-extended", "kafka-acl-extended-changes", "isr_change_notification",
@@ -140,7 +140,7 @@ def discover_roots(children: Callable[[str], Sequence[str]], top: str = "/", dep
                 storm.append(path)
             if KAFKA in kinds:
                 kafka.append(path)
-            if level < depth:
+            if level < depth and STORM not in kinds:  # nothing but Storm's own subtrees below a Storm root
                 below += [join(path, n) for n in names if n not in NOT_SEARCHED]
         frontier = below
     return Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka)))

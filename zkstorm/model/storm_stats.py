@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import Any
 
 from ..records import (
     StormComponent,
@@ -114,43 +115,51 @@ class ExecutorFigures:
         return total / (min(uptime_secs, 600) * 1000)
 
 
-ExecutorKey = tuple[str, str, int, int, int]  # topology id, node, port, first task, last task
-
-
 def executor_figures(stats: Iterable[StormExecutorStat]) -> list[ExecutorFigures]:
-    """The figures of each executor the counter rows describe (one heartbeat's rows, or several)."""
+    """The figures of each executor the counter rows describe (one heartbeat's rows, or several).
+
+    Runs once per heartbeat in every snapshot, so the grouping is written out with ``get`` rather than
+    chained ``setdefault`` calls (half the time on the sandbox's heartbeats)."""
     # executor → window → (source component, stream) → metric → value: a latency pairs with the count
     # of its own stream and window
-    tables: dict[ExecutorKey, dict[str, dict[tuple[str | None, str], dict[str, float]]]] = {}
-    types: dict[ExecutorKey, str | None] = {}
+    tables: dict[tuple[Any, ...], dict[str, dict[tuple[str | None, str], dict[str, float]]]] = {}
     for s in stats:
-        key = (s.topology_id, s.node, s.port, s.start_task, s.end_task)
-        types[key] = s.executor_type
-        table = tables.setdefault(key, {}).setdefault(window_key(s.window), {})
-        table.setdefault((s.source_component, s.stream), {})[s.metric] = s.value
+        key = (s.topology_id, s.node, s.port, s.start_task, s.end_task, s.executor_type)
+        windows = tables.get(key)
+        if windows is None:
+            windows = tables[key] = {}
+        window = s.window if s.window != "all-time" else ":all-time"
+        streams = windows.get(window)
+        if streams is None:
+            streams = windows[window] = {}
+        key_of_stream = (s.source_component, s.stream)
+        metrics = streams.get(key_of_stream)
+        if metrics is None:
+            metrics = streams[key_of_stream] = {}
+        metrics[s.metric] = s.value
     out = []
-    for key, windows in tables.items():
-        topology_id, node, port, start, end = key
-        executor = ExecutorFigures(topology_id, node, port, (start, end), types[key])
+    for (topology_id, node, port, start, end, executor_type), windows in tables.items():
+        executor = ExecutorFigures(topology_id, node, port, (start, end), executor_type)
         for window, streams in windows.items():
             executor.windows[window] = figures = Figures()
-            for (_, stream), metrics in streams.items():
-                emitted = int(metrics.get("emitted", 0))
-                transferred = int(metrics.get("transferred", 0))
-                if is_system_id(stream):
+            for (_, stream_id), metrics in streams.items():
+                get = metrics.get
+                emitted = int(get("emitted", 0))
+                transferred = int(get("transferred", 0))
+                if stream_id.startswith("__"):
                     figures.emitted_sys += emitted
                     figures.transferred_sys += transferred
                 else:
                     figures.emitted += emitted
                     figures.transferred += transferred
-                acked = int(metrics.get("acked", 0))
-                executed = int(metrics.get("executed", 0))
+                acked = int(get("acked", 0))
+                executed = int(get("executed", 0))
                 figures.acked += acked
-                figures.failed += int(metrics.get("failed", 0))
+                figures.failed += int(get("failed", 0))
                 figures.executed += executed
-                figures.execute_total += metrics.get("execute_ms_avg", 0.0) * executed
-                figures.process_total += metrics.get("process_ms_avg", 0.0) * executed
-                figures.complete_total += metrics.get("complete_ms_avg", 0.0) * acked
+                figures.execute_total += get("execute_ms_avg", 0.0) * executed
+                figures.process_total += get("process_ms_avg", 0.0) * executed
+                figures.complete_total += get("complete_ms_avg", 0.0) * acked
         out.append(executor)
     return out
 
@@ -264,13 +273,27 @@ def every_component_stats(
 ) -> list[StormComponentStats]:
     """``component_stats`` of every topology that has components, in every window: the snapshot's
     ``storm_component_stats`` (system components left out, as the view shows them by default)."""
-    by_topology: dict[str, list[StormComponent]] = {}
-    for c in components:
-        by_topology.setdefault(c.topology_id, []).append(c)
+
+    def grouped(rows: Iterable[Any]) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        for row in rows:
+            out.setdefault(row.topology_id, []).append(row)
+        return out
+
+    # each topology's own rows, grouped once: the topologies times the executors would be quadratic
+    by_topology = grouped(components)
+    assigned, measured, beating, failing = (grouped(x) for x in (executors, figures, workers, errors))
     rows = []
     for topology_id, mine in sorted(by_topology.items()):
-        assigned = [e for e in executors if e.topology_id == topology_id]
-        rows += component_stats(topology_id, mine, assigned, figures, workers, errors, windows=ALL_WINDOWS)
+        rows += component_stats(
+            topology_id,
+            mine,
+            assigned.get(topology_id, []),
+            measured.get(topology_id, []),
+            beating.get(topology_id, []),
+            failing.get(topology_id, []),
+            windows=ALL_WINDOWS,
+        )
     return rows
 
 
