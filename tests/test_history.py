@@ -116,7 +116,7 @@ def _records(i: int) -> list[Any]:
     out.append(
         StormExecutor(
             topology_id="A", start_task=1, end_task=1, node=node, port=port, host=None, start_time_secs=None,
-            mem_on_heap_mb=None, mem_off_heap_mb=None, cpu_pct=None,
+            master_code_dir=None, mem_on_heap_mb=None, mem_off_heap_mb=None, cpu_pct=None,
         )
     )  # fmt: skip
     for broker, stamp in BROKERS[i].items():

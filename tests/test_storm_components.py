@@ -272,3 +272,27 @@ def test_components_on_every_storm_version(writer: KazooClient, zk_root: Chroot,
         assert row_names == {"parse": 3, "ship→es": 2, "tail-spout": 2}
     else:
         assert counted > 0
+
+
+def test_components_as_prometheus_series(wordcount: tuple[Chroot, int]) -> None:
+    """The same hand-worked figures, through prometheus_client's own parser; latencies in seconds."""
+    from tests.test_prometheus import one, scrape
+
+    chroot, now = wordcount
+    m = scrape("--zk", chroot.zk, "storm", "components", "wordcount")
+    for (component, window), figures in expected(now).items():
+        if window != "600":
+            continue
+        labels = {"root": "/storm", "topology": "wordcount", "component": component, "window": "600"}
+        for name in ("emitted", "transferred", "acked", "failed", "executors", "stale_executors"):
+            assert one(m, f"zkstorm_storm_component_{name}", **labels) == figures[name], name
+        for name in ("complete_latency", "execute_latency", "process_latency"):
+            ms = figures[f"{name}_ms"]
+            if ms is None:
+                assert tuple(sorted(labels.items())) not in m.get(f"zkstorm_storm_component_{name}_seconds", {})
+            else:
+                assert one(m, f"zkstorm_storm_component_{name}_seconds", **labels) == pytest.approx(ms / 1000)
+        if figures["capacity"] is not None:
+            assert one(m, "zkstorm_storm_component_capacity", **labels) == pytest.approx(figures["capacity"])
+    streams = run("--zk", chroot.zk, "storm", "components", "wordcount", "--streams", "-f", "prometheus")
+    assert streams.exit_code == 2 and "--streams has no Prometheus form" in streams.stderr

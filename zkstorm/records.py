@@ -116,6 +116,7 @@ class StormExecutor:
     port: int
     host: str | None  # via the assignment's node->host
     start_time_secs: int | None
+    master_code_dir: str | None  # the assignment's: nimbus's stormdist dir (0.9, 0.10) or storm.local.dir
     mem_on_heap_mb: float | None
     mem_off_heap_mb: float | None
     cpu_pct: float | None

@@ -228,7 +228,7 @@ def storm_assignment(settings: Settings, topology: str, fmt: str, as_json: bool)
 @click.option("--system", "include_sys", is_flag=True, help="Also __acker, __system, … and system streams.")
 @click.option("--streams", is_flag=True, help="Instead: one row per component and stream (Storm UI's component page).")
 @click.option("--stale-after", default="30s", show_default=True, help="A worker heartbeat older than this is stale.")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def storm_components(
     settings: Settings,
@@ -247,6 +247,8 @@ def storm_components(
     from ..records import StormComponentStats, StormComponentStream
 
     fmt = "json" if as_json else fmt
+    if fmt == "prometheus" and streams:
+        raise click.UsageError("--streams has no Prometheus form (its series would be unbounded); use -f jsonl")
     key = WINDOWS[window]
     with settings.cluster() as cluster:
         topology_id = cluster.storm.resolve(topology)
@@ -262,6 +264,12 @@ def storm_components(
                 include_sys=include_sys,
                 stale_after_secs=parse_duration(stale_after),
             )
+    if fmt == "prometheus":
+        from ..export.prometheus import storm_component_families
+        from ..model.storm import name_from_id
+
+        emit_prometheus(settings, storm_component_families(cluster.storm.root, name_from_id(topology_id), rows))
+        return
     title = f"{topology_id}, window {window}"
     if streams:
         columns = [

@@ -73,6 +73,9 @@ def _fields(obj: Any) -> dict[str, Any]:
 
 
 def convert(obj: Any, depth: int = 0) -> Any:
+    """One Java object → Python, by its class name and field names: Clojure's maps → dicts, vectors,
+    lists, seqs, sets and queues → lists (sets sorted), keywords → ``":name"``, records and beans → dicts
+    (see ``_record``)."""
     if depth > _MAX_DEPTH:
         raise DecodeError("Java object graph nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
     if obj is None or isinstance(obj, bool | int | float):
@@ -81,9 +84,11 @@ def convert(obj: Any, depth: int = 0) -> Any:
         return str(obj)
     if isinstance(obj, bytes | bytearray):
         return bytes(obj)
-    if isinstance(obj, list):  # Java arrays
+    if isinstance(obj, list):  # Java arrays, and javaobj's own java.util lists
         return [convert(item, depth + 1) for item in obj]
-    if isinstance(obj, dict):  # javaobj's own transform of java.util.HashMap and friends
+    if isinstance(obj, set | frozenset):  # javaobj's own java.util sets
+        return sorted((convert(item, depth + 1) for item in obj), key=repr)
+    if isinstance(obj, dict):  # javaobj's own java.util maps
         return {_key(convert(k, depth + 1)): convert(v, depth + 1) for k, v in obj.items()}
     classdesc = getattr(obj, "classdesc", None)
     if classdesc is None:
@@ -98,33 +103,36 @@ def convert(obj: Any, depth: int = 0) -> Any:
         return f":{ns}/{sym['name']}" if ns else f":{sym['name']}"
     if name == "clojure.lang.Symbol":
         return str(fields.get("name"))
-    if name == "clojure.lang.PersistentArrayMap":
-        array = fields.get("array") or []
-        return {_key(convert(array[i], depth + 1)): convert(array[i + 1], depth + 1) for i in range(0, len(array), 2)}
-    if name == "clojure.lang.PersistentHashMap":
-        out: dict[Any, Any] = {}
-        if fields.get("hasNull"):
-            out[None] = convert(fields.get("nullValue"), depth + 1)
-        if fields.get("root") is not None:
-            _hamt(fields["root"], out, depth + 1)
-        return out
-    if name in ("clojure.lang.PersistentVector", "clojure.lang.APersistentVector"):
-        items: list[Any] = []
-        _vector_node(fields.get("root"), items, depth + 1)
-        items.extend(fields.get("tail") or [])
-        return [convert(item, depth + 1) for item in items[: fields.get("cnt", len(items))]]
-    if name in ("clojure.lang.PersistentList", "clojure.lang.PersistentList$EmptyList"):
-        return _seq(obj, depth)
-    if name.startswith("clojure.lang.PersistentHashSet") or name == "clojure.lang.PersistentTreeSet":
-        return sorted(convert(fields.get("impl"), depth + 1), key=repr)
-    if name == "java.util.ArrayList":
-        return [convert(item, depth + 1) for item in getattr(obj, "annotations", [])[1:]]
-    # A Clojure record (backtype.storm.daemon.common.StormBase …) or a plain Java bean.
+    if name in _MAPS:
+        return {_key(convert(k, depth + 1)): convert(v, depth + 1) for k, v in _MAPS[name](fields, depth + 1)}
+    if name in _SETS:
+        return sorted((convert(k, depth + 1) for k, _ in _map_entries(fields.get("impl"), depth + 1)), key=repr)
+    if name in ("clojure.lang.MapEntry", "clojure.lang.AMapEntry"):
+        return [convert(_field(fields, "key"), depth + 1), convert(_field(fields, "val"), depth + 1)]
+    items = _sequence(name, fields, depth + 1)
+    if items is not None:
+        return [convert(item, depth + 1) for item in items]
+    return _record(name, fields, depth)
+
+
+def _field(fields: dict[str, Any], name: str) -> Any:
+    """A field that Clojure versions spell ``key`` or ``_key`` (1.2-1.8 vs 1.9+ MapEntry, and others)."""
+    return fields[name] if name in fields else fields.get(f"_{name}")
+
+
+def _record(name: str, fields: dict[str, Any], depth: int) -> dict[str, Any]:
+    """A Clojure record (backtype.storm.daemon.common.StormBase …) or a plain Java bean: its fields by
+    demunged name, ``"_record"`` naming the class. A record's ``__extmap`` (keys assoc'ed beyond the
+    declared fields) is kept aside under ``"_extmap"``; ``__meta``, ``__hash`` and ``__hasheq`` are
+    Clojure's bookkeeping."""
     record: dict[str, Any] = {"_record": name}
     for field_name, value in fields.items():
-        if field_name.startswith("__"):
-            continue  # __hash, __hasheq, __extmap, __meta: Clojure's bookkeeping
-        record[demunge(field_name)] = convert(value, depth + 1)
+        if field_name == "__extmap":
+            extra = convert(value, depth + 1)
+            if extra:
+                record["_extmap"] = extra
+        elif not field_name.startswith("__"):
+            record[demunge(field_name)] = convert(value, depth + 1)
     return record
 
 
@@ -132,43 +140,245 @@ def _key(key: Any) -> Any:
     return tuple(key) if isinstance(key, list) else (tuple(sorted(key.items())) if isinstance(key, dict) else key)
 
 
-def _hamt(node: Any, out: dict[Any, Any], depth: int) -> None:
+# --- maps: (key, value) pairs of the raw Java objects -------------------------------------------------
+
+
+def _map_entries(node: Any, depth: int) -> list[tuple[Any, Any]]:
+    """The entries of a serialized map object of any kind (Clojure or java.util)."""
+    if node is None:
+        return []
+    if isinstance(node, dict):
+        return list(node.items())
+    name = node.classdesc.name
+    if name not in _MAPS:
+        raise DecodeError(f"expected a map, found {name}", failure_type=FailureType.JAVA_DECODE_ERROR)
+    return _MAPS[name](_fields(node), depth + 1)
+
+
+def _array_map(fields: dict[str, Any], depth: int) -> list[tuple[Any, Any]]:
+    array = fields.get("array") or []
+    return [(array[i], array[i + 1]) for i in range(0, len(array) - 1, 2)]
+
+
+def _hash_map(fields: dict[str, Any], depth: int) -> list[tuple[Any, Any]]:
+    out: list[tuple[Any, Any]] = []
+    if fields.get("hasNull"):
+        out.append((None, fields.get("nullValue")))
+    if fields.get("root") is not None:
+        _hamt(fields["root"], out, depth + 1)
+    return out
+
+
+def _hamt(node: Any, out: list[tuple[Any, Any]], depth: int) -> None:
+    """PersistentHashMap's trie: ArrayNode (children), BitmapIndexedNode and HashCollisionNode (key,
+    value pairs, a null key marking a sub-node in the value's place)."""
     if depth > _MAX_DEPTH:
         raise DecodeError("hash map nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
-    fields = _fields(node)
-    array = fields.get("array") or []
+    array = _fields(node).get("array") or []
     if node.classdesc.name.endswith("ArrayNode"):
         for child in array:
             if child is not None:
                 _hamt(child, out, depth + 1)
         return
-    for i in range(0, len(array) - 1, 2):
+    _hamt_pairs(array, 0, out, depth)
+
+
+def _hamt_pairs(array: list[Any], start: int, out: list[tuple[Any, Any]], depth: int) -> None:
+    for i in range(start, len(array) - 1, 2):
         key, value = array[i], array[i + 1]
-        if key is None:
-            if value is not None:
-                _hamt(value, out, depth + 1)  # a sub-node
-        else:
-            out[_key(convert(key, depth + 1))] = convert(value, depth + 1)
+        if key is not None:
+            out.append((key, value))
+        elif value is not None:
+            _hamt(value, out, depth + 1)
 
 
-def _vector_node(node: Any, items: list[Any], depth: int) -> None:
-    if node is None or depth > _MAX_DEPTH:
-        return
-    for child in _fields(node).get("array") or []:
-        if child is None:
+def _tree_map(fields: dict[str, Any], depth: int) -> list[tuple[Any, Any]]:
+    """PersistentTreeMap: red/black nodes with ``key``, ``val`` (the *Val classes) and ``left``/``right``
+    (the *Branch classes), read in order."""
+    out: list[tuple[Any, Any]] = []
+    stack: list[tuple[Any, int]] = [(fields.get("tree"), depth)]
+    while stack:
+        node, level = stack.pop()
+        if node is None:
             continue
-        if getattr(child, "classdesc", None) is not None and child.classdesc.name.endswith("PersistentVector$Node"):
-            _vector_node(child, items, depth + 1)
-        else:
-            items.append(child)
+        if level > _MAX_DEPTH + depth:
+            raise DecodeError("sorted map nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
+        if isinstance(node, tuple):  # an entry whose left side is done
+            out.append(node)
+            continue
+        node_fields = _fields(node)
+        stack.append((node_fields.get("right"), level + 1))
+        stack.append(((node_fields.get("key"), node_fields.get("val")), level))
+        stack.append((node_fields.get("left"), level + 1))
+    return out
 
 
-def _seq(obj: Any, depth: int) -> list[Any]:
-    items = []
-    while obj is not None and getattr(obj, "classdesc", None) is not None:
-        fields = _fields(obj)
-        if "_first" not in fields:
-            break
-        items.append(convert(fields["_first"], depth + 1))
-        obj = fields.get("_rest")
+_MAPS = {
+    "clojure.lang.PersistentArrayMap": _array_map,
+    "clojure.lang.PersistentHashMap": _hash_map,
+    "clojure.lang.PersistentTreeMap": _tree_map,
+}
+_SETS = {"clojure.lang.PersistentHashSet", "clojure.lang.PersistentTreeSet"}
+
+
+# --- sequences: the raw Java items ---------------------------------------------------------------------
+
+
+def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None:
+    """The items of a serialized Clojure vector, list, seq, range or queue, or None if ``name`` is none
+    of them. Seqs are followed through their fields (a LazySeq's realized ``s``/``sv``, a Cons's
+    ``_first``/``_more``, a chunk's array), never by calling code: an unrealized lazy seq (its ``fn``
+    only) is a DecodeError."""
+    if depth > _MAX_DEPTH:
+        raise DecodeError("sequence nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
+    if name in ("clojure.lang.PersistentVector", "clojure.lang.APersistentVector"):
+        items: list[Any] = []
+        _vector_node(fields.get("root"), int(fields.get("shift") or 5), items, depth + 1)
+        items.extend(fields.get("tail") or [])
+        return items[: fields.get("cnt", len(items))]
+    if name == "clojure.lang.PersistentVector$ChunkedSeq":
+        vector = _sequence("clojure.lang.PersistentVector", _fields(fields["vec"]), depth + 1) or []
+        return vector[int(fields.get("i") or 0) + int(fields.get("offset") or 0) :]
+    if name in ("clojure.lang.ArraySeq", "clojure.lang.StringSeq") or name.startswith("clojure.lang.ArraySeq$"):
+        return list((fields.get("array") or [])[int(fields.get("i") or 0) :])
+    if name == "clojure.lang.PersistentArrayMap$Seq":
+        array = fields.get("array") or []
+        return [_entry(array[i], array[i + 1]) for i in range(int(fields.get("i") or 0), len(array) - 1, 2)]
+    if name == "clojure.lang.PersistentHashMap$NodeSeq":
+        pairs: list[tuple[Any, Any]] = []
+        start = int(fields.get("i") or 0)
+        if fields.get("s") is not None:
+            head = _items(fields["s"], depth + 1)
+            pairs.extend(_pair(e) for e in head)
+            start += 2
+        _hamt_pairs(fields.get("array") or [], start, pairs, depth + 1)
+        return [_entry(k, v) for k, v in pairs]
+    if name == "clojure.lang.PersistentHashMap$ArrayNode$Seq":
+        pairs = []
+        if fields.get("s") is not None:
+            pairs.extend(_pair(e) for e in _items(fields["s"], depth + 1))
+        for child in (fields.get("nodes") or [])[int(fields.get("i") or 0) :]:
+            if child is not None:
+                _hamt(child, pairs, depth + 1)
+        return [_entry(k, v) for k, v in pairs]
+    if name in ("clojure.lang.APersistentMap$KeySeq", "clojure.lang.APersistentMap$ValSeq"):
+        index = 0 if name.endswith("KeySeq") else 1
+        if fields.get("iterable") is not None:  # 1.7+: the map itself
+            return [pair[index] for pair in _map_entries(fields["iterable"], depth + 1)]
+        return [_pair(e)[index] for e in _items(fields.get("seq"), depth + 1)]
+    if name in ("clojure.lang.LongRange", "clojure.lang.Range"):
+        bounds = (fields.get("start"), fields.get("end"), fields.get("step"))
+        if not all(isinstance(v, int) for v in bounds) or not bounds[2]:
+            return None  # a range of doubles or ratios: kept aside as a record
+        first, end, step = (int(v) for v in bounds)  # type: ignore[arg-type]
+        if abs((end - first) // step) > 10_000_000:
+            raise DecodeError("range too long", failure_type=FailureType.JAVA_DECODE_ERROR)
+        return list(range(first, end, step))
+    if name == "clojure.lang.PersistentQueue":
+        return _items(fields.get("f"), depth + 1) + _items(fields.get("r"), depth + 1)
+    if name == "clojure.lang.ArrayChunk":
+        return list((fields.get("array") or [])[int(fields.get("off") or 0) : fields.get("end")])
+    if name in _LINKED:
+        out: list[Any] = []
+        node: Any = (name, fields)
+        while node is not None:
+            node_name, node_fields = node
+            if len(out) > 10_000_000 or node_name not in _LINKED:
+                out.extend(_items_of(node_name, node_fields, depth + 1))
+                break
+            if node_name == "clojure.lang.LazySeq":
+                nxt = node_fields.get("s") if node_fields.get("s") is not None else node_fields.get("sv")
+                if nxt is None and node_fields.get("fn") is not None:
+                    raise DecodeError(
+                        "an unrealized lazy seq: its items are not in the stream, only the code that makes them",
+                        failure_type=FailureType.JAVA_DECODE_ERROR,
+                    )
+            else:
+                if node_name == "clojure.lang.ChunkedCons":
+                    out.extend(_items(node_fields.get("chunk"), depth + 1))
+                elif "_first" in node_fields:
+                    out.append(node_fields["_first"])
+                else:  # PersistentList's empty tail
+                    break
+                nxt = node_fields.get("_rest", node_fields.get("_more"))
+            if nxt is None:
+                break
+            if getattr(nxt, "classdesc", None) is None:
+                out.extend(_items_of("", {"": nxt}, depth + 1))
+                break
+            node = (nxt.classdesc.name, _fields(nxt))
+        return out
+    return None
+
+
+_LINKED = {
+    "clojure.lang.PersistentList",
+    "clojure.lang.PersistentList$EmptyList",
+    "clojure.lang.Cons",
+    "clojure.lang.LazySeq",
+    "clojure.lang.ChunkedCons",
+}
+
+
+def _items(obj: Any, depth: int) -> list[Any]:
+    """The raw items of any sequential object (a Java array or list included); [] for None."""
+    if obj is None:
+        return []
+    if isinstance(obj, list):
+        return list(obj)
+    classdesc = getattr(obj, "classdesc", None)
+    if classdesc is None:
+        raise DecodeError(
+            f"expected a sequence, found {type(obj).__name__}", failure_type=FailureType.JAVA_DECODE_ERROR
+        )
+    return _items_of(classdesc.name, _fields(obj), depth)
+
+
+def _items_of(name: str, fields: dict[str, Any], depth: int) -> list[Any]:
+    if not name and "" in fields:
+        return _items(fields[""], depth)
+    items = _sequence(name, fields, depth)
+    if items is None:
+        raise DecodeError(f"expected a sequence, found {name}", failure_type=FailureType.JAVA_DECODE_ERROR)
     return items
+
+
+class _Entry:
+    """A map entry met inside a seq (a KeySeq's or NodeSeq's items), kept raw until converted."""
+
+    __slots__ = ("key", "val")
+
+    def __init__(self, key: Any, val: Any) -> None:
+        self.key, self.val = key, val
+
+
+def _entry(key: Any, val: Any) -> Any:
+    return _Entry(key, val)
+
+
+def _pair(entry: Any) -> tuple[Any, Any]:
+    if isinstance(entry, _Entry):
+        return entry.key, entry.val
+    fields = _fields(entry) if hasattr(entry, "field_data") else {}
+    if "key" in fields or "_key" in fields:
+        return _field(fields, "key"), _field(fields, "val")
+    if isinstance(entry, list) and len(entry) == 2:
+        return entry[0], entry[1]
+    raise DecodeError("expected a map entry", failure_type=FailureType.JAVA_DECODE_ERROR)
+
+
+def _vector_node(node: Any, level: int, items: list[Any], depth: int) -> None:
+    """A PersistentVector trie below ``root`` with ``shift`` = ``level``: nodes hold child nodes down to
+    level 0, whose arrays hold the items. Clojure 1.0/1.1 kept bare Object[] arrays where later versions
+    keep PersistentVector$Node objects; both read the same."""
+    if node is None:
+        return
+    if depth > _MAX_DEPTH:
+        raise DecodeError("vector nested too deep", failure_type=FailureType.JAVA_DECODE_ERROR)
+    array = node if isinstance(node, list) else _fields(node).get("array") or []
+    if level <= 0:
+        items.extend(array)  # a leaf: the trie's leaves are always full, the count trims the end
+        return
+    for child in array:
+        if child is not None:
+            _vector_node(child, level - 5, items, depth + 1)

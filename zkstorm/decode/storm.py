@@ -211,6 +211,7 @@ def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
                 port=port,
                 host=hosts.get(slot["node"]),
                 start_time_secs=starts.get(executor),
+                master_code_dir=assignment.get("master_code_dir"),
                 mem_on_heap_mb=res.get("mem_on_heap"),
                 mem_off_heap_mb=res.get("mem_off_heap"),
                 cpu_pct=res.get("cpu"),
@@ -238,6 +239,7 @@ def _legacy_assignment(topology_id: str, assignment: dict[str, Any]) -> list[Any
                 port=int(port),
                 host=hosts.get(node),
                 start_time_secs=starts.get(executor),
+                master_code_dir=assignment.get("master-code-dir"),
                 mem_on_heap_mb=None,
                 mem_off_heap_mb=None,
                 cpu_pct=None,
@@ -435,7 +437,8 @@ def _legacy_heartbeat(beat: dict[str, Any]) -> dict[str, Any]:
 
 def _legacy_executor_stats(stats: dict[str, Any]) -> dict[str, Any]:
     def windows(table: Any) -> dict[str, Any]:
-        return {str(w).lstrip(":") if str(w) == ":all-time" else str(w): v for w, v in (table or {}).items()}
+        # 600 → "600", :all-time → ":all-time": the window names 0.10's thriftify-executor-stats gave them
+        return {str(w): v for w, v in (table or {}).items()}
 
     out = {"emitted": windows(stats.get(":emitted")), "transferred": windows(stats.get(":transferred"))}
     if stats.get(":type") == ":spout":

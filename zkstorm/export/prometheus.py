@@ -19,6 +19,7 @@ from ..records import (
     KafkaBroker,
     KafkaFinding,
     KafkaPartition,
+    StormComponentStats,
     StormSupervisor,
     StormTopology,
     StormWorker,
@@ -234,3 +235,51 @@ def storm_supervisor_families(
         .add(used, root, "used")
         .add(slots - used, root, "free"),
     ]
+
+
+def storm_component_families(root: str, topology: str, components: Sequence[StormComponentStats]) -> list[Family]:
+    """Storm UI's topology page per component (by topology name, component and window): tuple counts,
+    latencies in seconds, capacity as a ratio, and executors without a fresh heartbeat."""
+    labels = ("root", "topology", "component", "window")
+    counts = {
+        name: Family(f"storm_component_{name}", text, labels)
+        for name, text in (
+            ("emitted", "Tuples emitted in the window (Storm UI's Emitted)."),
+            ("transferred", "Tuples transferred in the window (Storm UI's Transferred)."),
+            ("acked", "Tuples acked in the window."),
+            ("failed", "Tuples failed in the window."),
+            ("executed", "Tuples executed in the window (bolts)."),
+        )
+    }
+    latencies = {
+        name: Family(f"storm_component_{name}_seconds", text, labels)
+        for name, text in (
+            ("complete_latency", "Average complete latency (spouts), weighted by acked tuples."),
+            ("execute_latency", "Average execute latency (bolts), weighted by executed tuples."),
+            ("process_latency", "Average process latency (bolts), weighted by executed tuples."),
+        )
+    }
+    capacity = Family(
+        "storm_component_capacity",
+        "The busiest executor's share of the last 10 minutes spent executing (bolts; above 1 is overloaded).",
+        labels,
+    )
+    executors = Family("storm_component_executors", "Executors with a heartbeat.", labels)
+    stale = Family(
+        "storm_component_stale_executors", "Assigned executors whose worker heartbeat is stale or missing.", labels
+    )
+    for c in sorted(components, key=lambda c: (c.component, c.window)):
+        values = (root, topology, c.component, c.window)
+        for name, family in counts.items():
+            value = getattr(c, name)
+            if value is not None:
+                family.add(value, *values)
+        for name, family in latencies.items():
+            value = getattr(c, f"{name}_ms")
+            if value is not None:
+                family.add(value / 1000.0, *values)
+        if c.capacity is not None:
+            capacity.add(c.capacity, *values)
+        executors.add(c.executors, *values)
+        stale.add(c.stale_executors, *values)
+    return [*counts.values(), *latencies.values(), capacity, executors, stale]

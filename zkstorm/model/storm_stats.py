@@ -40,11 +40,6 @@ WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}  # --
 ALL_WINDOWS = tuple(WINDOWS.values())
 
 
-def window_key(window: str) -> str:
-    """ExecutorStats' window key; 0.9's Clojure maps wrote ``:all-time`` without the colon."""
-    return ":all-time" if window in ("all-time", ":all-time") else window
-
-
 def is_system_id(name: str | None) -> bool:
     """Storm's ``Utils.isSystemId``: system components and streams start with ``__``."""
     return bool(name) and name.startswith("__")  # type: ignore[union-attr]
@@ -128,7 +123,7 @@ def executor_figures(stats: Iterable[StormExecutorStat]) -> list[ExecutorFigures
         windows = tables.get(key)
         if windows is None:
             windows = tables[key] = {}
-        window = s.window if s.window != "all-time" else ":all-time"
+        window = s.window
         streams = windows.get(window)
         if streams is None:
             streams = windows[window] = {}
@@ -221,10 +216,9 @@ def component_stats(
         ]
         last = last_errors.get(component)
         for window in windows:
-            key = window_key(window)
             total = Figures()
             for f in mine:
-                w = f.windows.get(key)
+                w = f.windows.get(window)
                 if w is None:
                     continue
                 total.emitted += w.emitted + (w.emitted_sys if include_sys else 0)
@@ -242,7 +236,7 @@ def component_stats(
                     topology_id=topology_id,
                     component=component,
                     component_type=kind,
-                    window=key,
+                    window=window,
                     executors=len(mine),
                     tasks=sum(end - start + 1 for start, end in (f.executor for f in mine)),
                     emitted=total.emitted,
@@ -310,13 +304,12 @@ def component_streams(
     transferred; a spout's acked, failed and complete latency) and a bolt's input streams by source
     component (executed, acked, failed; execute and process latency weighted by executed)."""
     owner = executor_components(components, ((e.start_task, e.end_task) for e in executors))
-    key = window_key(window)
     kinds: dict[str, str | None] = {}
     # (component, direction, source, stream) → executor → metric → value
     streams: dict[tuple[str, str, str | None, str], dict[tuple[str, int, int, int], dict[str, float]]] = {}
     for s in stats:
         component = owner.get((s.start_task, s.end_task))
-        if s.topology_id != topology_id or component is None or window_key(s.window) != key:
+        if s.topology_id != topology_id or component is None or s.window != window:
             continue
         if not include_sys and (is_system_id(component) or is_system_id(s.stream)):
             continue
@@ -351,7 +344,7 @@ def component_streams(
                 topology_id=topology_id,
                 component=component,
                 component_type=kind,
-                window=key,
+                window=window,
                 direction=direction,
                 stream=stream,
                 source_component=source,
