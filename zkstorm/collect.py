@@ -203,7 +203,7 @@ def discovering_walk(
     and a znode no decoder claimed under the roots known so far is held back and decoded, at the end,
     under every root found. Only such znodes are held; the roots found are appended to ``found``."""
     names: dict[str, set[str]] = {}  # child names of the nodes near the top, where roots can be
-    held: list[RawNode] = []
+    held: list[tuple[RawNode, Znode, list[Any]]] = []
     near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
     for item in session.walk(path, max_depth=depth, stats=stats):
         if isinstance(item, Denied):
@@ -214,7 +214,7 @@ def discovering_walk(
             names.setdefault(parent or "/", set()).add(name)
         znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
         if znode.decode_status == "not-decoded" and item.path.count("/") >= 2:
-            held.append(item)
+            held.append((item, znode, records))
             continue
         yield item.path, znode, records
     storm, kafka = [], []
@@ -226,10 +226,14 @@ def discovering_walk(
     everything = merged(roots, Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka))))
     if found is not None:
         found.append(everything)
-    for item in held:
-        znode, records = decode_node(
-            item, roots=everything, registry=registry, show_secrets=show_secrets, detail=detail
-        )
+    known = {*roots.storm, *roots.kafka}
+    new_roots = tuple(r for r in (*everything.storm, *everything.kafka) if r not in known)
+    for item, znode, records in held:
+        # only a root found by this walk can claim a znode anew: the rest keep their first decode
+        if any(r == "/" or item.path == r or item.path.startswith(r + "/") for r in new_roots):
+            znode, records = decode_node(
+                item, roots=everything, registry=registry, show_secrets=show_secrets, detail=detail
+            )
         yield item.path, znode, records
 
 

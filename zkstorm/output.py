@@ -39,8 +39,10 @@ def emit(
     console: Console | None = None,
     table_columns: Sequence[str] | None = None,
     title: str | None = None,
+    wide: bool = False,
 ) -> list[Any]:
-    """Write ``records`` in ``fmt``; return the records CSV or the table could not carry."""
+    """Write ``records`` in ``fmt``; return the records CSV or the table could not carry. A table fits
+    the console's width unless ``wide`` (``render.record_table``)."""
     others: list[Any] = []
     if fmt == "jsonl":
         for record in records:
@@ -72,7 +74,8 @@ def emit(
         rows: list[Any] = []
         for record in records:
             (rows if type(record) is primary else others).append(record)
-        (console or Console(file=out)).print(record_table(rows, primary, title=title, only=table_columns))
+        console = console or Console(file=out)
+        console.print(record_table(rows, primary, title=title, only=table_columns, width=console.width, wide=wide))
     else:
         raise ValueError(f"unknown format {fmt!r}")
     return others

@@ -688,6 +688,20 @@ class KafkaFindingSummary:
     explanation: str
 
 
+@dataclass(slots=True, kw_only=True)
+class WatchChange:
+    """One difference between two rounds of a watched view (``--watch``): a subject that appeared,
+    cleared, or changed its state (``was`` says from what)."""
+
+    round: int
+    at: datetime
+    change: str  # appeared, cleared, changed
+    subject: str  # "offline_partition orders-3", "worker wordcount-7-… host:6700"
+    level: str
+    detail: str
+    was: str | None
+
+
 RECORD_TYPES: tuple[type, ...] = (
     Znode,
     Unreadable,
@@ -741,4 +755,5 @@ RECORD_TYPES: tuple[type, ...] = (
     KafkaRoot,
     KafkaFinding,
     KafkaFindingSummary,
+    WatchChange,
 )

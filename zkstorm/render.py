@@ -91,23 +91,92 @@ def _cell_text(value: Any) -> str:
     return str(value)
 
 
+CELL_WIDTH = 48  # the widest a cell is drawn in a fitted table; longer values end in "…"
+
+
 def record_table(
-    records: Sequence[Any], record_type: type, *, title: str | None = None, only: Sequence[str] | None = None
-) -> Table:
-    """A table of ``records``: every column, or the ``only`` ones in that order."""
-    table = Table(title=_plain(title), show_lines=False, header_style="bold")
+    records: Sequence[Any],
+    record_type: type,
+    *,
+    title: str | None = None,
+    only: Sequence[str] | None = None,
+    width: int | None = None,
+    wide: bool = False,
+) -> Any:
+    """``records`` for a terminal ``width`` columns wide.
+
+    One record is shown vertically, every field on a line of its own (as psql's ``\\x``). More are a
+    table of the ``only`` columns (else every column), in that order, which is also their priority: the
+    leading columns that fit the width are kept, the rest named in the caption, and a long value ends
+    in an ellipsis instead of wrapping into a column of letters. ``wide`` (or no width) shows every
+    column, folding long values; machine formats never pass through here."""
+    if len(records) == 1:
+        return vertical_record(records[0], title=title)
     cols = columns(record_type)
     if only is not None:
         by_name = {c.name: c for c in cols}
         cols = tuple(by_name[name] for name in only)
-    for col in cols:
+    rows = [to_jsonable(record) for record in records]
+    cells = [[_cell_text(row[c.name]) for c in cols] for row in rows]
+    headers = [c.name.replace("_", " ") for c in cols]
+    fit = width is not None and not wide
+    numeric = [c.kind in ("int", "float") for c in cols]
+    widths = _fitted_widths(headers, cells, numeric, width) if fit and width is not None else None
+    kept = list(widths) if widths is not None else list(range(len(cols)))
+    hidden = [cols[i].name for i in range(len(cols)) if i not in kept]
+    caption = None
+    if hidden:
+        caption = Text(f"{len(hidden)} more: {', '.join(hidden)} (--wide shows them, -f json every field)")
+    table = Table(title=_plain(title), caption=caption, show_lines=False, header_style="bold")
+    for i in kept:
+        justify: Any = "right" if cols[i].kind in ("int", "float") else "left"
         # Spaces instead of underscores give rich word breaks in headers ("num workers" wraps cleanly).
-        table.add_column(
-            col.name.replace("_", " "), overflow="fold", justify="right" if col.kind in ("int", "float") else "left"
-        )
-    for record in records:
-        row = to_jsonable(record)
-        table.add_row(*(_cell(row[c.name]) for c in cols))
+        header = Text(headers[i], no_wrap=False, overflow="fold")
+        if widths is not None:
+            table.add_column(header, justify=justify, width=widths[i], no_wrap=True, overflow="ellipsis")
+        else:
+            table.add_column(header, justify=justify, overflow="fold")
+    for row_cells in cells:
+        table.add_row(*(Text(row_cells[i], no_wrap=fit, overflow="ellipsis" if fit else "fold") for i in kept))
+    return table
+
+
+def _fitted_widths(
+    headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], width: int
+) -> dict[int, int]:
+    """Column index → width, for the leading columns that fit ``width`` with the table's borders (3 per
+    column, 1 at the end); at least one column.
+
+    A column needs at least its header's longest word (headers wrap between words) and at most its
+    widest value, capped at ``CELL_WIDTH``; a number is never cut. Columns are taken in order while
+    their least widths fit; the room left is then shared out, to the first columns first, up to what
+    each would use."""
+    natural = [min(CELL_WIDTH, max([len(h), *(len(row[i]) for row in cells)])) for i, h in enumerate(headers)]
+    least = [
+        max([len(w) for w in h.split()] + [len(row[i]) for row in cells])
+        if numeric[i]
+        else min(natural[i], max(4, *(len(word) for word in h.split())))
+        for i, h in enumerate(headers)
+    ]
+    kept: dict[int, int] = {}
+    used = 1
+    for i in range(len(headers)):
+        if kept and used + least[i] + 3 > width:
+            break
+        kept[i] = least[i]
+        used += least[i] + 3
+    room = max(0, width - used)
+    for i in kept:
+        grow = max(0, min(room, natural[i] - kept[i]))
+        kept[i] += grow
+        room -= grow
+    return kept
+
+
+def vertical_record(record: Any, *, title: str | None = None) -> Table:
+    """One record as field, value lines: every field, long values folded."""
+    table = key_value_table(to_jsonable(record).items())
+    table.title = _plain(title)
     return table
 
 
@@ -187,20 +256,51 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def findings_summary_table(summary: Sequence[Any], *, title: str | None = None) -> Table:
-    """``kafka health``'s lead: one row per rule, the explanation given the width that is left (rule
-    names and counts never wrap, the topics column stays narrow)."""
+def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, width: int | None = None) -> Table:
+    """``kafka health``'s lead: one row per rule. From 100 columns up, the explanation gets the width
+    that is left (rule names and counts never wrap, the topics column stays narrow); narrower, each
+    rule is one cell of its name, explanation and most affected subjects, beside its level and count."""
+    rows = []
+    for row in summary:
+        brokers = (
+            [f"broker{'s' if len(row.brokers) > 1 else ''} {','.join(map(str, row.brokers))}"] if row.brokers else []
+        )
+        rows.append((row, [*row.topics, *brokers]))
+    if width is not None and width < 100:
+        table = Table(title=_plain(title), header_style="bold", show_lines=True)
+        table.add_column("level", no_wrap=True)
+        table.add_column("count", justify="right", no_wrap=True)
+        table.add_column("finding", ratio=1, overflow="fold")
+        for row, affected in rows:
+            cell = Text(row.finding, style="bold")
+            cell.append("\n" + row.explanation, style="")
+            if affected:
+                cell.append("\nmost affected: " + ", ".join(affected), style="")
+            table.add_row(row.level, str(row.count), cell)
+        return table
     table = Table(title=_plain(title), header_style="bold", expand=False)
     table.add_column("level", no_wrap=True)
     table.add_column("finding", no_wrap=True, overflow="ellipsis")
     table.add_column("count", justify="right", no_wrap=True)
     table.add_column("most affected", max_width=30, overflow="fold")
     table.add_column("explanation", ratio=1, overflow="fold")
-    for row in summary:
-        brokers = (
-            [f"broker{'s' if len(row.brokers) > 1 else ''} {','.join(map(str, row.brokers))}"] if row.brokers else []
-        )
-        table.add_row(
-            row.level, row.finding, str(row.count), Text("\n".join([*row.topics, *brokers])), Text(row.explanation)
-        )
+    for row, affected in rows:
+        table.add_row(row.level, row.finding, str(row.count), Text("\n".join(affected)), Text(row.explanation))
     return table
+
+
+_CHANGE_MARK = {"appeared": ("+", "bold"), "cleared": ("-", "green"), "changed": ("~", "yellow")}
+_LEVEL_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def watch_line(change: Any) -> Text:
+    """One ``--watch`` change: time, +/-/~, level, subject and detail (values literal)."""
+    mark, style = _CHANGE_MARK.get(change.change, ("?", ""))
+    line = Text(f"{change.at:%H:%M:%S} ")
+    line.append(f"{mark} {change.change:<8} ", style=style)
+    line.append(f"{change.level:<7} ", style=_LEVEL_STYLE.get(change.level, ""))
+    line.append(change.subject)
+    line.append(f": {change.detail}")
+    if change.was is not None:
+        line.append(f" (was {change.was})", style="dim")
+    return line

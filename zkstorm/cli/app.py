@@ -11,7 +11,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -77,6 +77,7 @@ class Settings:
     from_files: tuple[str, ...] = ()
     at_zxid: int | None = None
     best_effort: bool = False
+    wide: bool = False  # tables show every column, folding long values, instead of fitting the terminal
     opened: Any = None  # the cluster of this command, for its as-of time and what it could not read
 
     def cluster(self, *, verify_digest: bool = False) -> Any:
@@ -236,6 +237,14 @@ def format_option(*choices: str, default: str) -> Any:
 
     def decorate(fn: Any) -> Any:
         fn = click.option("--json", "as_json", is_flag=True, help="Shorthand for --format json.")(fn)
+        if "table" in choices:
+            fn = click.option(
+                "--wide",
+                is_flag=True,
+                expose_value=False,
+                callback=_set_wide,
+                help="Tables show every column, folding long values, instead of fitting the terminal.",
+            )(fn)
         return click.option(
             "-f",
             "--format",
@@ -247,6 +256,12 @@ def format_option(*choices: str, default: str) -> Any:
         )(fn)
 
     return decorate
+
+
+def _set_wide(ctx: click.Context, _param: Any, value: bool) -> None:
+    settings = ctx.find_object(Settings)
+    if settings is not None:
+        settings.wide = value
 
 
 VIEW_FORMATS = ("table", "json", "jsonl", "csv")
@@ -311,7 +326,9 @@ def emit_rows(
     from ..output import emit
 
     console = stdout_console() if fmt == "table" else None
-    emit(rows, fmt, sys.stdout, primary=primary, console=console, table_columns=columns, title=title)
+    emit(
+        rows, fmt, sys.stdout, primary=primary, console=console, table_columns=columns, title=title, wide=settings.wide
+    )
     finish(settings)
 
 
@@ -362,3 +379,49 @@ def parse_since(text: str, now: float) -> float:
 
 def elapsed_since(started: float) -> float:
     return time.monotonic() - started
+
+
+def watch_option(fn: Any) -> Any:
+    return click.option(
+        "--watch",
+        "watch_every",
+        metavar="DURATION",
+        help="Re-read every DURATION (10s, 1m) and show what appeared, cleared or changed, until Ctrl-C.",
+    )(fn)
+
+
+def watch_view(
+    settings: Settings,
+    fmt: str,
+    every: str,
+    read: Callable[[], Sequence[Any]],
+    to_item: Callable[[Any], Any],
+    show_first: Callable[[Sequence[Any]], None],
+) -> None:
+    """Run a view under ``--watch``: the first round as the view itself (a table) or as every item
+    appearing (JSONL), then one line per change each round; Ctrl-C ends it with exit 130."""
+    from ..output import emit
+    from ..records import WatchChange
+    from ..render import watch_line
+    from ..watch import watch
+
+    if fmt not in ("table", "jsonl"):
+        raise click.UsageError("--watch writes a table or -f jsonl (one change per line)")
+    interval = parse_duration(every)
+    if interval <= 0:
+        raise click.UsageError("--watch takes a positive interval, such as 10s")
+    console = stdout_console()
+    try:
+        for round_, rows, changes in watch(read, to_item, interval_secs=interval):
+            if fmt == "jsonl":
+                emit(changes, "jsonl", sys.stdout, primary=WatchChange)
+            elif round_ == 1:
+                show_first(rows)
+                console.print(f"watching every {every}; Ctrl-C stops", style="dim", highlight=False)
+            else:
+                for change in changes:
+                    console.print(watch_line(change))
+            sys.stdout.flush()
+            warn_about(settings.opened.problems if settings.opened is not None else [])
+    except KeyboardInterrupt:
+        sys.exit(ExitCode.INTERRUPTED)

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 import click
 
 from ..errors import ExitCode
-from .app import PROMETHEUS_FORMATS, VIEW_FORMATS, Settings, cli, emit_prometheus, emit_rows, finish, format_option
+from .app import (
+    PROMETHEUS_FORMATS,
+    VIEW_FORMATS,
+    Settings,
+    cli,
+    emit_prometheus,
+    emit_rows,
+    finish,
+    format_option,
+    watch_option,
+    watch_view,
+)
 
 _DEFAULT_MIN_ISR = click.option(
     "--default-min-isr",
@@ -170,7 +183,6 @@ def kafka_reassignments(settings: Settings, fmt: str, as_json: bool) -> None:
 @click.pass_obj
 def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
     """Old (ZooKeeper-based) consumer groups: committed offsets; members and owners too in JSON."""
-    from typing import Any
 
     from ..records import KafkaConsumerOffset
 
@@ -194,10 +206,17 @@ def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
     help="In a table, every finding after the summary (machine formats always have every one).",
 )
 @_DEFAULT_MIN_ISR
+@watch_option
 @format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def kafka_health(
-    settings: Settings, check: bool, detail: bool, default_min_isr: int | None, fmt: str, as_json: bool
+    settings: Settings,
+    check: bool,
+    detail: bool,
+    default_min_isr: int | None,
+    watch_every: str | None,
+    fmt: str,
+    as_json: bool,
 ) -> None:
     """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
     lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration.
@@ -207,6 +226,18 @@ def kafka_health(
     from ..records import KafkaFinding
 
     fmt = "json" if as_json else fmt
+    if watch_every is not None:
+        from ..watch import finding_item
+
+        def read() -> list[KafkaFinding]:
+            with settings.cluster() as cluster:
+                return cluster.kafka.health(default_min_isr=default_min_isr)
+
+        def show(findings: Sequence[KafkaFinding]) -> None:
+            _health_table(settings, findings, detail=detail)
+
+        watch_view(settings, fmt, watch_every, read, finding_item, show)
+        return
     with settings.cluster() as cluster:
         if fmt == "prometheus":
             report = cluster.kafka.health_report(default_min_isr=default_min_isr)
@@ -226,23 +257,7 @@ def kafka_health(
             ],
         )
     elif fmt == "table":
-        from ..health import summarize_findings
-        from ..output import emit
-        from ..render import findings_summary_table
-        from .app import stdout_console
-
-        console = stdout_console()
-        title = f"{len(findings)} findings under {cluster.kafka.root}, by rule"
-        console.print(findings_summary_table(summarize_findings(findings), title=title))
-        if detail:
-            emit(
-                findings,
-                "table",
-                sys.stdout,
-                primary=KafkaFinding,
-                console=console,
-                table_columns=["level", "finding", "detail"],
-            )
+        _health_table(settings, findings, detail=detail)
         finish(settings)
     else:
         emit_rows(settings, fmt, findings, KafkaFinding)
@@ -260,3 +275,27 @@ def kafka_roots(settings: Settings, fmt: str, as_json: bool) -> None:
     with settings.cluster() as cluster:
         rows = cluster.kafka_roots()
     emit_rows(settings, "json" if as_json else fmt, rows, KafkaRoot)
+
+
+def _health_table(settings: Settings, findings: Sequence[Any], *, detail: bool) -> None:
+    """The summary by rule, then (``detail``) every finding."""
+    from ..health import summarize_findings
+    from ..output import emit
+    from ..records import KafkaFinding
+    from ..render import findings_summary_table
+    from .app import stdout_console
+
+    console = stdout_console()
+    root = settings.opened.kafka.root if settings.opened is not None else ""
+    title = f"{len(findings)} findings under {root}, by rule"
+    console.print(findings_summary_table(summarize_findings(findings), title=title, width=console.width))
+    if detail:
+        emit(
+            findings,
+            "table",
+            sys.stdout,
+            primary=KafkaFinding,
+            console=console,
+            table_columns=["level", "finding", "detail"],
+            wide=settings.wide,
+        )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
+
 import click
 
 from .app import (
@@ -15,6 +18,9 @@ from .app import (
     format_option,
     parse_duration,
     parse_since,
+    stdout_console,
+    watch_option,
+    watch_view,
 )
 
 
@@ -141,6 +147,7 @@ def storm_supervisors(settings: Settings, fmt: str, as_json: bool) -> None:
     is_flag=True,
     help="Instead: every executor counter of the heartbeats (executor, window, stream, metric, value).",
 )
+@watch_option
 @format_option(*PROMETHEUS_FORMATS, default="table")
 @click.pass_obj
 def storm_workers(
@@ -149,6 +156,7 @@ def storm_workers(
     stale_after: str,
     only_stale: bool,
     with_stats: bool,
+    watch_every: str | None,
     fmt: str,
     as_json: bool,
 ) -> None:
@@ -157,6 +165,20 @@ def storm_workers(
 
     fmt = "json" if as_json else fmt
     limit = parse_duration(stale_after)
+    if watch_every is not None:
+        from ..output import emit
+        from ..watch import worker_item
+
+        def read() -> list[StormWorker]:
+            with settings.cluster() as cluster:
+                return cluster.storm.workers(topology, stale_after_secs=limit, only_stale=only_stale)
+
+        def show(rows: Sequence[StormWorker]) -> None:
+            console = stdout_console()
+            emit(rows, "table", sys.stdout, primary=StormWorker, console=console, table_columns=WORKER_COLUMNS)
+
+        watch_view(settings, fmt, watch_every, read, worker_item, show)
+        return
     with settings.cluster() as cluster:
         if with_stats:
             stats = cluster.storm.executor_stats(topology)
@@ -186,18 +208,20 @@ def storm_workers(
         ]
         emit_rows(settings, fmt, stats, StormExecutorStat, columns=columns)
         return
-    columns = [
-        "host",
-        "port",
-        "age_secs",
-        "stale",
-        "uptime_secs",
-        "num_executor_stats",
-        "topology_id",
-        "node",
-        "decode_status",
-    ]
-    emit_rows(settings, fmt, rows, StormWorker, columns=columns)
+    emit_rows(settings, fmt, rows, StormWorker, columns=WORKER_COLUMNS)
+
+
+WORKER_COLUMNS = [
+    "host",
+    "port",
+    "age_secs",
+    "stale",
+    "uptime_secs",
+    "num_executor_stats",
+    "topology_id",
+    "node",
+    "decode_status",
+]
 
 
 @storm.command("assignment")

@@ -104,11 +104,11 @@ def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> No
         header, rows = detail.flat()
         emit_flat(header, rows, sys.stdout)
     else:
-        _print_get_table(detail, raw, raw_hex)
+        _print_get_table(detail, raw, raw_hex, wide=settings.wide)
     finish(settings, notes=False)
 
 
-def _print_get_table(detail: Any, raw: bool, raw_hex: str | None) -> None:
+def _print_get_table(detail: Any, raw: bool, raw_hex: str | None, *, wide: bool) -> None:
     import json
 
     from ..render import hexdump, key_value_table, record_table
@@ -117,7 +117,8 @@ def _print_get_table(detail: Any, raw: bool, raw_hex: str | None) -> None:
     console = stdout_console()
     console.print(key_value_table(to_jsonable(detail.znode).items()))
     for kind in dict.fromkeys(type(r) for r in detail.records):
-        console.print(record_table([r for r in detail.records if type(r) is kind], kind, title=kind.__name__))
+        rows = [r for r in detail.records if type(r) is kind]
+        console.print(record_table(rows, kind, title=kind.__name__, width=console.width, wide=wide))
     if detail.redacted and not detail.records:
         console.print("value: (redacted: this znode holds secrets; add --show-secrets)")
     elif detail.redacted:

@@ -196,11 +196,14 @@ class FileSource:
         self._checked: SnapshotInfo | None = None  # what the check of the chosen snapshot found
         self._snapshots: list[str] = []
         self._logs: list[str] = []
-        # Every node after replay, in file order, and each node's children: built by the first read that
-        # is not one whole-tree walk, so that a command's many small reads (get, children, subtrees) cost
-        # one pass over the snapshot instead of one pass each.
+        # Every node after replay, in file order, and each node's children: filled by the reads that are
+        # not one whole-tree walk, from one pass over the snapshot that is paused as soon as the subtree
+        # asked for is complete and resumed when a later read needs more, so that a command's many small
+        # reads (get, children, subtrees) cost one pass at most, and less when they are early in the file.
         self._index: dict[str, RawNode] | None = None
         self._children: dict[str, list[str]] = {}
+        self._pass: Iterator[RawNode] | None = None  # the paused pass; None before it starts and at its end
+        self._indexed_all = False
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -212,7 +215,12 @@ class FileSource:
         self.close()
 
     def close(self) -> None:
-        pass
+        """Stop a paused pass over the snapshot (its file and its reading thread)."""
+        if self._pass is not None:
+            close = getattr(self._pass, "close", None)
+            if close is not None:
+                close()
+            self._pass = None
 
     def connect(self) -> None:
         """Choose the files and replay the logs; the tree itself is streamed later, per walk."""
@@ -401,9 +409,8 @@ class FileSource:
     def _indexed(
         self, start: str, max_depth: int | None, *, stats: WalkStats | None, must_exist: bool
     ) -> Iterator[RawNode]:
-        """A subtree from the index (built by one whole-tree pass on first use), each node after its
-        subtree, as the streaming read yields them."""
-        index = self._build_index()
+        """A subtree from the index, each node after its subtree, as the streaming read yields them."""
+        index = self._index_through(start)
         top = index.get(start)
         if top is None:
             if must_exist:
@@ -422,25 +429,32 @@ class FileSource:
                     continue
                 pending.append((node_path, depth, True))
                 prefix = node_path if node_path == "/" else node_path + "/"
-                for name in reversed(children.get(node_path, ())):
+                for name in sorted(children.get(node_path, ()), reverse=True):
                     pending.append((prefix + name, depth + 1, False))
         finally:
             if stats is not None:
                 stats.znodes += yielded
 
-    def _build_index(self) -> dict[str, RawNode]:
+    def _index_through(self, start: str) -> dict[str, RawNode]:
+        """The index, holding at least the whole subtree of ``start`` if it exists: the pass goes on
+        until ``start`` itself has been read (a node comes after its subtree) or the file ends."""
         if self._index is None:
-            index: dict[str, RawNode] = {}
-            children: dict[str, list[str]] = {}
-            for raw in self._stream_whole():
-                index[raw.path] = raw
-                if raw.path != "/":
-                    parent, _, name = raw.path.rpartition("/")
-                    children.setdefault(parent or "/", []).append(name)
-            for names in children.values():
-                names.sort()
-            self._index, self._children = index, children
-        return self._index
+            self._index = {}
+            self._pass = self._stream_whole()
+        index, children = self._index, self._children
+        if start in index or self._pass is None:
+            return index
+        for raw in self._pass:
+            path = raw.path
+            index[path] = raw
+            if path != "/":
+                parent, _, name = path.rpartition("/")
+                children.setdefault(parent or "/", []).append(name)
+            if path == start:
+                return index
+        self._pass = None
+        self._indexed_all = True
+        return index
 
     def _stream_whole(self) -> Iterator[RawNode]:
         """One pass over the snapshot with replay resolved as it streams (no digest check: that is the
@@ -477,8 +491,8 @@ class FileSource:
 
     @property
     def cheap_listings(self) -> bool:
-        """A listing is served from the index, which one whole pass builds: cheap once it exists."""
-        return self._index is not None
+        """A listing is served from the index, which one whole pass builds: cheap once it is complete."""
+        return self._indexed_all
 
     def describe(self) -> dict[str, Any]:
         """The files read and what they gave, for a snapshot's manifest."""
