@@ -51,6 +51,8 @@
 (write! "key-seq" (keys (array-map 6700 "la" 6701 "lb")))
 (write! "key-seq-of-hash-map" (keys (apply hash-map (interleave (range 6700 6712) (repeat "la")))))
 (write! "key-seq-without-iterable" (clojure.lang.APersistentMap$KeySeq/create (seq (array-map 6703 "la"))))
+(write! "map-seq" (seq (array-map :a 1 :b 2)))           ; entries of an array map's seq
+(write! "hash-map-seq" (seq (apply hash-map (interleave (range 12) (range 100 112)))))
 (write! "val-seq" (vals (array-map 1 "one" 2 "two")))
 (write! "chunked-seq" (seq (vec (range 40))))
 (write! "long-range" (range 6700 6704))

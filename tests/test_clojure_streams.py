@@ -44,6 +44,7 @@ def stream(name: str) -> bytes:
         ("key-seq", [6700, 6701]),
         ("key-seq-without-iterable", [6703]),
         ("val-seq", ["one", "two"]),
+        ("map-seq", [[":a", 1], [":b", 2]]),
         ("chunked-seq", list(range(40))),
         ("long-range", [6700, 6701, 6702, 6703]),
         ("queue", [1, 2, 3]),
@@ -60,6 +61,7 @@ def test_each_clojure_collection_reads_as_plain_data(name: str, value: Any) -> N
 
 def test_the_keys_of_a_hash_map_are_all_there() -> None:
     assert sorted(java.loads(stream("key-seq-of-hash-map"))) == list(range(6700, 6712))
+    assert sorted(java.loads(stream("hash-map-seq"))) == [[i, 100 + i] for i in range(12)]
 
 
 def test_an_unrealized_lazy_seq_is_a_decode_error_not_an_empty_list() -> None:

@@ -37,6 +37,7 @@ _BOXED = {
     "java.lang.Character",
 }
 _MAX_DEPTH = 200
+_MAX_ITEMS = 10_000_000  # a seq longer than any Storm znode holds: a cycle of back-references, or damage
 
 
 def demunge(name: str) -> str:
@@ -90,6 +91,8 @@ def convert(obj: Any, depth: int = 0) -> Any:
         return sorted((convert(item, depth + 1) for item in obj), key=repr)
     if isinstance(obj, dict):  # javaobj's own java.util maps
         return {_key(convert(k, depth + 1)): convert(v, depth + 1) for k, v in obj.items()}
+    if isinstance(obj, _Entry):  # an entry of a map's seq: a [key value] pair, as Clojure prints it
+        return [convert(obj.key, depth + 1), convert(obj.val, depth + 1)]
     classdesc = getattr(obj, "classdesc", None)
     if classdesc is None:
         return str(obj)
@@ -243,7 +246,7 @@ def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None
         return list((fields.get("array") or [])[int(fields.get("i") or 0) :])
     if name == "clojure.lang.PersistentArrayMap$Seq":
         array = fields.get("array") or []
-        return [_entry(array[i], array[i + 1]) for i in range(int(fields.get("i") or 0), len(array) - 1, 2)]
+        return [_Entry(array[i], array[i + 1]) for i in range(int(fields.get("i") or 0), len(array) - 1, 2)]
     if name == "clojure.lang.PersistentHashMap$NodeSeq":
         pairs: list[tuple[Any, Any]] = []
         start = int(fields.get("i") or 0)
@@ -252,7 +255,7 @@ def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None
             pairs.extend(_pair(e) for e in head)
             start += 2
         _hamt_pairs(fields.get("array") or [], start, pairs, depth + 1)
-        return [_entry(k, v) for k, v in pairs]
+        return [_Entry(k, v) for k, v in pairs]
     if name == "clojure.lang.PersistentHashMap$ArrayNode$Seq":
         pairs = []
         if fields.get("s") is not None:
@@ -260,7 +263,7 @@ def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None
         for child in (fields.get("nodes") or [])[int(fields.get("i") or 0) :]:
             if child is not None:
                 _hamt(child, pairs, depth + 1)
-        return [_entry(k, v) for k, v in pairs]
+        return [_Entry(k, v) for k, v in pairs]
     if name in ("clojure.lang.APersistentMap$KeySeq", "clojure.lang.APersistentMap$ValSeq"):
         index = 0 if name.endswith("KeySeq") else 1
         if fields.get("iterable") is not None:  # 1.7+: the map itself
@@ -271,7 +274,7 @@ def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None
         if not all(isinstance(v, int) for v in bounds) or not bounds[2]:
             return None  # a range of doubles or ratios: kept aside as a record
         first, end, step = (int(v) for v in bounds)  # type: ignore[arg-type]
-        if abs((end - first) // step) > 10_000_000:
+        if abs((end - first) // step) > _MAX_ITEMS:
             raise DecodeError("range too long", failure_type=FailureType.JAVA_DECODE_ERROR)
         return list(range(first, end, step))
     if name == "clojure.lang.PersistentQueue":
@@ -280,12 +283,8 @@ def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None
         return list((fields.get("array") or [])[int(fields.get("off") or 0) : fields.get("end")])
     if name in _LINKED:
         out: list[Any] = []
-        node: Any = (name, fields)
-        while node is not None:
-            node_name, node_fields = node
-            if len(out) > 10_000_000 or node_name not in _LINKED:
-                out.extend(_items_of(node_name, node_fields, depth + 1))
-                break
+        node_name, node_fields = name, fields
+        for _ in range(_MAX_ITEMS):
             if node_name == "clojure.lang.LazySeq":
                 nxt = node_fields.get("s") if node_fields.get("s") is not None else node_fields.get("sv")
                 if nxt is None and node_fields.get("fn") is not None:
@@ -293,21 +292,21 @@ def _sequence(name: str, fields: dict[str, Any], depth: int) -> list[Any] | None
                         "an unrealized lazy seq: its items are not in the stream, only the code that makes them",
                         failure_type=FailureType.JAVA_DECODE_ERROR,
                     )
-            else:
-                if node_name == "clojure.lang.ChunkedCons":
-                    out.extend(_items(node_fields.get("chunk"), depth + 1))
-                elif "_first" in node_fields:
-                    out.append(node_fields["_first"])
-                else:  # PersistentList's empty tail
-                    break
+            elif node_name == "clojure.lang.ChunkedCons":
+                out.extend(_items(node_fields.get("chunk"), depth + 1))
+                nxt = node_fields.get("_more")
+            elif "_first" in node_fields:
+                out.append(node_fields["_first"])
                 nxt = node_fields.get("_rest", node_fields.get("_more"))
+            else:  # PersistentList's empty tail
+                nxt = None
             if nxt is None:
-                break
-            if getattr(nxt, "classdesc", None) is None:
-                out.extend(_items_of("", {"": nxt}, depth + 1))
-                break
-            node = (nxt.classdesc.name, _fields(nxt))
-        return out
+                return out
+            next_name = getattr(getattr(nxt, "classdesc", None), "name", None)
+            if next_name not in _LINKED:  # a vector's seq, an array seq, a Java list: read whole
+                return out + _items(nxt, depth + 1)
+            node_name, node_fields = next_name, _fields(nxt)
+        raise DecodeError("sequence too long (or cyclic)", failure_type=FailureType.JAVA_DECODE_ERROR)
     return None
 
 
@@ -331,15 +330,9 @@ def _items(obj: Any, depth: int) -> list[Any]:
         raise DecodeError(
             f"expected a sequence, found {type(obj).__name__}", failure_type=FailureType.JAVA_DECODE_ERROR
         )
-    return _items_of(classdesc.name, _fields(obj), depth)
-
-
-def _items_of(name: str, fields: dict[str, Any], depth: int) -> list[Any]:
-    if not name and "" in fields:
-        return _items(fields[""], depth)
-    items = _sequence(name, fields, depth)
+    items = _sequence(classdesc.name, _fields(obj), depth)
     if items is None:
-        raise DecodeError(f"expected a sequence, found {name}", failure_type=FailureType.JAVA_DECODE_ERROR)
+        raise DecodeError(f"expected a sequence, found {classdesc.name}", failure_type=FailureType.JAVA_DECODE_ERROR)
     return items
 
 
@@ -350,10 +343,6 @@ class _Entry:
 
     def __init__(self, key: Any, val: Any) -> None:
         self.key, self.val = key, val
-
-
-def _entry(key: Any, val: Any) -> Any:
-    return _Entry(key, val)
 
 
 def _pair(entry: Any) -> tuple[Any, Any]:
