@@ -757,3 +757,7 @@ RECORD_TYPES: tuple[type, ...] = (
     KafkaFindingSummary,
     WatchChange,
 )
+
+# Records a view computes for the terminal and never a snapshot table (the snapshot keeps the findings
+# and the rows they summarize or compare; the schema in the README lists the rest).
+VIEW_ONLY_TYPES: tuple[type, ...] = (KafkaFindingSummary, WatchChange)

@@ -119,11 +119,11 @@ def record_table(
     rows = [to_jsonable(record) for record in records]
     cells = [[_cell_text(row[c.name]) for c in cols] for row in rows]
     headers = [c.name.replace("_", " ") for c in cols]
-    fit = width is not None and not wide
     numeric = [c.kind in ("int", "float") for c in cols]
-    widths = _fitted_widths(headers, cells, numeric, width) if fit and width is not None else None
+    widths = _fitted_widths(headers, cells, numeric, width) if width is not None and not wide else None
+    fit = widths is not None
     kept = list(widths) if widths is not None else list(range(len(cols)))
-    hidden = [cols[i].name for i in range(len(cols)) if i not in kept]
+    hidden = [col.name for i, col in enumerate(cols) if i >= len(kept)]  # kept is always a leading run
     caption = None
     if hidden:
         caption = Text(f"{len(hidden)} more: {', '.join(hidden)} (--wide shows them, -f json every field)")

@@ -416,7 +416,7 @@ def prune(filesystem: pafs.FileSystem, base: str, keep_days: int, today: date) -
 
 def schema_markdown() -> str:
     """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it."""
-    from .records import RECORD_TYPES
+    from .records import RECORD_TYPES, VIEW_ONLY_TYPES
 
     lines = [
         f"Schema version {SCHEMA_VERSION}. Every table starts with `snapshot_id` (string), `snapshot_time` "
@@ -424,7 +424,7 @@ def schema_markdown() -> str:
         "",
     ]
     lines += ["| table | columns (type; `?` = nullable) |", "|---|---|"]
-    for record_type in sorted(RECORD_TYPES, key=table_name):
+    for record_type in sorted(set(RECORD_TYPES) - set(VIEW_ONLY_TYPES), key=table_name):
         cols = ", ".join(
             f"`{c.name}` {c.kind.replace('str', 'string')}{'?' if c.nullable else ''}" for c in columns(record_type)
         )

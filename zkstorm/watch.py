@@ -9,6 +9,7 @@ ensemble that restarts between rounds; nothing is written anywhere.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
@@ -88,21 +89,15 @@ def watch(
     to_item: Callable[[Any], Item],
     *,
     interval_secs: float,
-    rounds: int | None = None,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> Iterator[tuple[int, Sequence[Any], list[WatchChange]]]:
     """Round number, the rows read and the changes since the round before, every ``interval_secs``
-    (measured from the start of a round, so a slow read does not drift the schedule), forever or for
-    ``rounds``. Stops at the caller's KeyboardInterrupt."""
+    (measured from the start of a round, so a slow read does not drift the schedule), until the
+    caller stops iterating (Ctrl-C)."""
     before: dict[Hashable, Item] = {}
-    round_ = 0
-    while rounds is None or round_ < rounds:
-        round_ += 1
+    for round_ in itertools.count(1):
         started = time.monotonic()
         rows = read()
         now = {item.key: item for item in map(to_item, rows)}
         yield round_, rows, differences(before, now, round_=round_, at=datetime.now(UTC))
         before = now
-        if rounds is not None and round_ >= rounds:
-            return
-        sleep(max(0.0, interval_secs - (time.monotonic() - started)))
+        time.sleep(max(0.0, interval_secs - (time.monotonic() - started)))

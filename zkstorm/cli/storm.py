@@ -175,7 +175,15 @@ def storm_workers(
 
         def show(rows: Sequence[StormWorker]) -> None:
             console = stdout_console()
-            emit(rows, "table", sys.stdout, primary=StormWorker, console=console, table_columns=WORKER_COLUMNS)
+            emit(
+                rows,
+                "table",
+                sys.stdout,
+                primary=StormWorker,
+                console=console,
+                table_columns=WORKER_COLUMNS,
+                wide=settings.wide,
+            )
 
         watch_view(settings, fmt, watch_every, read, worker_item, show)
         return

@@ -237,49 +237,37 @@ def storm_supervisor_families(
     ]
 
 
+# (record field, metric name, help, scale): each a gauge per component and window, absent when None
+_COMPONENT_SERIES = (
+    ("emitted", "emitted", "Tuples emitted in the window (Storm UI's Emitted).", 1),
+    ("transferred", "transferred", "Tuples transferred in the window (Storm UI's Transferred).", 1),
+    ("acked", "acked", "Tuples acked in the window.", 1),
+    ("failed", "failed", "Tuples failed in the window.", 1),
+    ("executed", "executed", "Tuples executed in the window (bolts).", 1),
+    ("complete_latency_ms", "complete_latency_seconds", "Average complete latency (spouts), weighted by acked.", 1e-3),
+    ("execute_latency_ms", "execute_latency_seconds", "Average execute latency (bolts), weighted by executed.", 1e-3),
+    ("process_latency_ms", "process_latency_seconds", "Average process latency (bolts), weighted by executed.", 1e-3),
+    (
+        "capacity",
+        "capacity",
+        "The busiest executor's share of the last 10 minutes spent executing (bolts; above 1 is overloaded).",
+        1,
+    ),
+    ("executors", "executors", "Executors with a heartbeat.", 1),
+    ("stale_executors", "stale_executors", "Assigned executors whose worker heartbeat is stale or missing.", 1),
+)
+
+
 def storm_component_families(root: str, topology: str, components: Sequence[StormComponentStats]) -> list[Family]:
     """Storm UI's topology page per component (by topology name, component and window): tuple counts,
     latencies in seconds, capacity as a ratio, and executors without a fresh heartbeat."""
     labels = ("root", "topology", "component", "window")
-    counts = {
-        name: Family(f"storm_component_{name}", text, labels)
-        for name, text in (
-            ("emitted", "Tuples emitted in the window (Storm UI's Emitted)."),
-            ("transferred", "Tuples transferred in the window (Storm UI's Transferred)."),
-            ("acked", "Tuples acked in the window."),
-            ("failed", "Tuples failed in the window."),
-            ("executed", "Tuples executed in the window (bolts)."),
-        )
-    }
-    latencies = {
-        name: Family(f"storm_component_{name}_seconds", text, labels)
-        for name, text in (
-            ("complete_latency", "Average complete latency (spouts), weighted by acked tuples."),
-            ("execute_latency", "Average execute latency (bolts), weighted by executed tuples."),
-            ("process_latency", "Average process latency (bolts), weighted by executed tuples."),
-        )
-    }
-    capacity = Family(
-        "storm_component_capacity",
-        "The busiest executor's share of the last 10 minutes spent executing (bolts; above 1 is overloaded).",
-        labels,
-    )
-    executors = Family("storm_component_executors", "Executors with a heartbeat.", labels)
-    stale = Family(
-        "storm_component_stale_executors", "Assigned executors whose worker heartbeat is stale or missing.", labels
-    )
+    families = [
+        (attr, scale, Family(f"storm_component_{name}", text, labels)) for attr, name, text, scale in _COMPONENT_SERIES
+    ]
     for c in sorted(components, key=lambda c: (c.component, c.window)):
-        values = (root, topology, c.component, c.window)
-        for name, family in counts.items():
-            value = getattr(c, name)
+        for attr, scale, family in families:
+            value = getattr(c, attr)
             if value is not None:
-                family.add(value, *values)
-        for name, family in latencies.items():
-            value = getattr(c, f"{name}_ms")
-            if value is not None:
-                family.add(value / 1000.0, *values)
-        if c.capacity is not None:
-            capacity.add(c.capacity, *values)
-        executors.add(c.executors, *values)
-        stale.add(c.stale_executors, *values)
-    return [*counts.values(), *latencies.values(), capacity, executors, stale]
+                family.add(value * scale, root, topology, c.component, c.window)
+    return [family for _, _, family in families]

@@ -202,7 +202,7 @@ class FileSource:
         # reads (get, children, subtrees) cost one pass at most, and less when they are early in the file.
         self._index: dict[str, RawNode] | None = None
         self._children: dict[str, list[str]] = {}
-        self._pass: Iterator[RawNode] | None = None  # the paused pass; None before it starts and at its end
+        self._pass: Generator[RawNode, None, None] | None = None  # paused; None before it starts and at its end
         self._indexed_all = False
 
     # lifecycle ----------------------------------------------------------------------------------------
@@ -217,9 +217,7 @@ class FileSource:
     def close(self) -> None:
         """Stop a paused pass over the snapshot (its file and its reading thread)."""
         if self._pass is not None:
-            close = getattr(self._pass, "close", None)
-            if close is not None:
-                close()
+            self._pass.close()
             self._pass = None
 
     def connect(self) -> None:
@@ -429,7 +427,7 @@ class FileSource:
                     continue
                 pending.append((node_path, depth, True))
                 prefix = node_path if node_path == "/" else node_path + "/"
-                for name in sorted(children.get(node_path, ()), reverse=True):
+                for name in reversed(children.get(node_path, ())):
                     pending.append((prefix + name, depth + 1, False))
         finally:
             if stats is not None:
@@ -450,13 +448,16 @@ class FileSource:
             if path != "/":
                 parent, _, name = path.rpartition("/")
                 children.setdefault(parent or "/", []).append(name)
+            kids = children.get(path)
+            if kids is not None:
+                kids.sort()  # the node comes after its subtree: its children are all listed now
             if path == start:
                 return index
         self._pass = None
         self._indexed_all = True
         return index
 
-    def _stream_whole(self) -> Iterator[RawNode]:
+    def _stream_whole(self) -> Generator[RawNode, None, None]:
         """One pass over the snapshot with replay resolved as it streams (no digest check: that is the
         snapshot command's whole-tree walk)."""
         plan, replay = self._require()
