@@ -16,6 +16,7 @@ from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from zkstorm.jobs.history import run_history
 from zkstorm.jobs.metrics import CHRONIC_SNAPSHOTS, METRICS
+from zkstorm.jobs.report import CHARTS
 from zkstorm.records import (
     KafkaBroker,
     KafkaController,
@@ -48,6 +49,9 @@ ERRORS = [
     (("A", "spout", 1_793_000_000, "java.io.IOException: timeout after 3000 ms"), {0, 1, 2}),
     (("A", "bolt", 1_793_100_000, "java.io.IOException: timeout after 5000 ms"), {2, 3}),
     (("C", "bolt", 1_793_200_000, "java.lang.NullPointerException"), {3, 4}),
+] + [  # a burst: topology C's sink cannot reach redis a dozen times in one day, kept for two nights
+    (("C", "sink", 1_793_300_000 + 60 * n, f"java.net.ConnectException: Connection refused: redis-{n}:6379"), {3, 4})
+    for n in range(12)
 ]
 # host → per day (uptime) or None when absent
 SUPERVISORS = {"h1": [100, 200, 300, 400, 500], "h2": [100, None, 50, 10, 90]}
@@ -190,8 +194,35 @@ def week(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def result(spark: Any, week: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
     out = tmp_path_factory.mktemp("metrics")
     html = out / "report.html"
-    outcome = run_history(spark, str(week), out=str(out / "tables"), html=str(html))
+    progress = _Recorder()
+    outcome = run_history(spark, str(week), out=str(out / "tables"), html=str(html), progress=progress)
+    outcome.stages = progress.stages  # type: ignore[attr-defined]
     return outcome, out, html
+
+
+class _Recorder:
+    """A ``Progress`` that keeps the stages it is told of."""
+
+    def __init__(self) -> None:
+        self.stages: list[str] = []
+
+    def stage(self, description: str, count: Any = None, unit: str = "") -> None:
+        self.stages.append(description)
+
+    def stop(self) -> None:
+        pass
+
+
+def test_history_reports_each_stage_as_it_starts(result: Any) -> None:
+    """The manifests, every metric, the incidents and the report, numbered out of the total."""
+    outcome, _, _ = result
+    steps = len(METRICS) + 2
+    assert outcome.stages == [
+        "reading the manifests",
+        *(f"{m.title} ({n}/{steps})" for n, m in enumerate(METRICS, 1)),
+        f"incidents ({steps - 1}/{steps})",
+        f"the report ({steps}/{steps})",
+    ]
 
 
 def _table(spark: Any, result: Any, name: str) -> list[dict[str, Any]]:
@@ -208,7 +239,46 @@ def test_only_committed_snapshots_are_read(result: Any) -> None:
     outcome, _, _ = result
     assert outcome.snapshots == DAYS and outcome.clusters == ["c1"]
     assert outcome.last == _day(DAYS - 1)
-    assert set(outcome.tables) == {m.name for m in METRICS}
+    assert set(outcome.tables) == {m.name for m in METRICS} | {"incidents"}
+
+
+def _incidents(outcome: Any, kind: str) -> list[Any]:
+    return [i for i in outcome.incidents if i.kind == kind]
+
+
+def test_incidents_name_what_happened_and_when(spark: Any, result: Any) -> None:
+    """Each staged event of the week, as an incident naming its subjects, dated, linked to its chart;
+    the same incidents as the ``incidents`` table."""
+    outcome, _, _ = result
+    (gone,) = _incidents(outcome, "broker_gone")  # broker 3 is not registered on day 1 only
+    assert (gone.subjects, gone.started, gone.ended, gone.ongoing) == (["broker 3"], _day(1), _day(2), False)
+    assert "broker 3 (b3:9092)" in gone.summary and "a replica of 2 partitions" in gone.summary
+    (missing,) = _incidents(outcome, "supervisor_missing")
+    assert (missing.subjects, missing.started, missing.ended) == (["h2"], _day(1), _day(2))
+    shrinks = _incidents(outcome, "isr_shrink")
+    expected = [(_day(i), b) for i in range(1, DAYS) for b in sorted(set(ISR_T0[i - 1]) - set(ISR_T0[i]))]
+    assert [(i.started, i.subjects) for i in shrinks] == [(day, [f"broker {b}", "t"]) for day, b in expected]
+    moves = _incidents(outcome, "leader_moves")
+    changes = [(_day(i), LEADER_T1[i - 1]) for i in range(1, DAYS) if LEADER_T1[i] != LEADER_T1[i - 1]]
+    assert [(i.started, i.subjects[0]) for i in moves] == [(day, f"broker {b}") for day, b in changes]
+    elections = _incidents(outcome, "controller_election")
+    assert [(i.started, i.summary) for i in elections] == [
+        (_day(2), "controller moved from broker 1 to broker 2 (2 elections)"),
+        (_day(4), "controller re-elected on broker 2"),
+    ]
+    (burst,) = _incidents(outcome, "error_burst")
+    assert burst.subjects == ["C", "C/sink"] and burst.count == 12
+    assert "most common (12): java.net.ConnectException: Connection refused: redis-N:N" in burst.summary
+    assert [i.chart for i in (gone, missing, shrinks[0], moves[0], elections[0], burst)] == [
+        "kafka_brokers",
+        "storm_supervisors",
+        "kafka_isr_shrinks",
+        "kafka_leader_changes",
+        "kafka_controller",
+        "storm_errors_daily",
+    ]
+    stored = _table(spark, result, "incidents")
+    assert sorted((r["kind"], r["summary"]) for r in stored) == sorted((i.kind, i.summary) for i in outcome.incidents)
 
 
 def test_storm_topology_metrics(spark: Any, result: Any) -> None:
@@ -335,12 +405,36 @@ def test_since_until_select_days(spark: Any, week: Path) -> None:
     assert outcome.snapshots == 2 and outcome.first == _day(1)
 
 
-def test_the_html_report_renders_in_headless_chromium(result: Any, tmp_path: Path) -> None:
-    """Every chart is an image the browser decoded, and the page logs no error."""
+# --- the report in a real browser -----------------------------------------------------------------------
+
+REPORT_PROBE = """
+const plots = Array.from(document.querySelectorAll('figure.chart .plot'));
+const charts = plots.map(p => [p.closest('figure').id, !!p._fullLayout, p.querySelectorAll('svg.main-svg').length,
+                               (p.data || []).length, p.getBoundingClientRect().height]);
+const tables = Array.from(document.querySelectorAll('section.top')).map(s => s.id);
+const links = Array.from(document.querySelectorAll('#timeline a')).map(a => a.getAttribute('href'));
+const targets = links.filter(h => document.querySelector(h) !== null).length;
+let hovered = null, zoomed = null;
+const plot = plots.find(p => (p.data || []).length > 0 && p.data[0].x.length > 1);
+if (plot) {
+  Plotly.Fx.hover(plot, [{curveNumber: 0, pointNumber: 1}]);
+  hovered = plot.querySelector('.hoverlayer').textContent;
+  const xs = plot.data[0].x;
+  Plotly.relayout(plot, {'xaxis.range': [xs[0], xs[1]]});
+  zoomed = plot._fullLayout.xaxis.range.map(String);
+}
+return {charts, tables, links, targets, hovered, zoomed,
+        timeline: document.querySelector('#timeline').innerText,
+        requests: performance.getEntriesByType('resource').length};
+"""
+
+
+def browse(html: Path, tmp_path: Path, *, screenshot: Path | None = None) -> dict[str, Any]:
+    """Open the report in headless Chromium, run ``REPORT_PROBE`` in it, and return what it saw and the
+    console errors (``errors``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    _, _, html = result
     chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
     if not (chromium and driver_path):
         pytest.fail(
@@ -359,6 +453,7 @@ def test_the_html_report_renders_in_headless_chromium(result: Any, tmp_path: Pat
         "--disable-background-networking",
         "--disable-component-update",
         "--disable-sync",
+        "--window-size=1280,1500",
         f"--user-data-dir={tmp_path / 'profile'}",
     ):
         options.add_argument(flag)
@@ -366,18 +461,42 @@ def test_the_html_report_renders_in_headless_chromium(result: Any, tmp_path: Pat
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         driver.get(html.as_uri())
-        charts = driver.execute_script(
-            "return Array.from(document.querySelectorAll('figure.chart img')).map("
-            "i => [i.closest('figure').id, i.complete, i.naturalWidth, i.getBoundingClientRect().height])"
-        )
-        errors = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
-        requests = driver.execute_script("return performance.getEntriesByType('resource').length")
+        if screenshot is not None:
+            driver.save_screenshot(str(screenshot))
+        seen: dict[str, Any] = driver.execute_script(REPORT_PROBE)
+        seen["errors"] = [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
     finally:
         driver.quit()
-    assert errors == []
-    assert requests == 0  # self-contained: nothing fetched
-    assert sorted(c[0] for c in charts) == sorted(m.name for m in METRICS)
-    assert all(complete and width > 0 and height > 0 for _, complete, width, height in charts)
+    return seen
+
+
+def check_page(seen: dict[str, Any]) -> None:
+    """What every report must do in a browser: no console error, nothing fetched (it is one file), every
+    line chart drawn by Plotly, hover and zoom answering, every timeline link landing on its chart."""
+    from zkstorm.jobs.report import CHARTS
+
+    assert seen["errors"] == []
+    assert seen["requests"] == 0
+    lines = sorted(name for name, (kind, *_) in CHARTS.items() if kind == "lines")
+    assert sorted(c[0] for c in seen["charts"]) == lines
+    assert all(drawn and svgs > 0 and height > 0 for _, drawn, svgs, _, height in seen["charts"])
+    assert {name for name, (kind, *_) in CHARTS.items() if kind == "top"} <= set(seen["tables"])
+    assert seen["hovered"] and seen["zoomed"]
+    assert seen["targets"] == len(seen["links"])
+
+
+def test_the_html_report_in_headless_chromium(result: Any, tmp_path: Path) -> None:
+    """The week's report: the timeline names each staged incident's subjects, charts are interactive."""
+    outcome, _, html = result
+    seen = browse(html, tmp_path)
+    check_page(seen)
+    drawn = {name: traces for name, _, _, traces, _ in seen["charts"]}
+    assert drawn["kafka_partition_health"] == 4 and drawn["kafka_isr_shrinks"] >= 1
+    for subject in ("broker 3", "h2", "C/sink", "broker 2"):
+        assert subject in seen["timeline"]
+    assert len(seen["links"]) == len(outcome.incidents)
+    page = html.read_text()
+    assert "Topics by replicas that left an ISR" in page and "A/parse (4)" in page
 
 
 def test_history_command(week: Path, tmp_path: Path) -> None:
@@ -385,7 +504,9 @@ def test_history_command(week: Path, tmp_path: Path) -> None:
     result = run("history", str(week), "--html", str(html), "--master", "local[1]")
     assert result.exit_code == 0, result.stderr
     assert "5 snapshots" in result.stdout and "Partition health" in result.stdout
-    assert html.read_text().count("<figure") == len(METRICS)
+    lines = sum(1 for m in METRICS if CHARTS[m.name][0] == "lines")
+    assert html.read_text().count('<figure class="chart"') == lines
+    assert "incidents" in result.stdout and "broker 3" in result.stdout
 
 
 def test_history_errors_are_one_line(week: Path, tmp_path: Path) -> None:
@@ -430,3 +551,70 @@ def test_diff_of_two_fixture_snapshots(writer: KazooClient, zk_root: Chroot, tmp
     assert {d["table"]: d["removed"] for d in json.loads(live.stdout)}["kafka_brokers"] == 0
     assert run("diff", str(out), "a", "nope").exit_code == 4
     assert run("diff", str(out), "a").exit_code == 2
+
+
+# --- the demo's week ------------------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parent.parent
+SCREENSHOT = REPO / "docs" / "history-report.png"
+
+
+@pytest.fixture(scope="module")
+def demo_week(zk_server: Any, writer: KazooClient, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The demo's week (``scripts/demo_week.py``, unchanged) played on the synthetic sandbox cluster in a
+    chroot of the suite's ZooKeeper, with what it stages: which broker dies, which broker's followers
+    fall out of ISRs, which supervisor drops out, which topology bursts into errors."""
+    import subprocess
+    import sys
+    import time
+
+    from zkstorm import synth
+
+    chroot = "/demo-week"
+    writer.ensure_path(chroot)
+    pending = [
+        writer.create_async(chroot + n.path, n.data, ephemeral=n.ephemeral, sequence=n.sequential)
+        for n in synth.cluster(now=int(time.time()))
+    ]
+    for request in pending:
+        request.get(timeout=30)
+    zk = zk_server.connect_string + chroot
+    brokers = sorted(writer.get_children(f"{chroot}/kafka/brokers/ids"), key=int)
+    supervisors = json.loads(run("--zk", zk, "storm", "supervisors", "-f", "json").stdout)
+    flapper = sorted(supervisors, key=lambda s: s["supervisor_id"])[0]["hostname"]
+    staged = {
+        "gone": f"broker {brokers[-1]}",
+        "slow": f"broker {brokers[1]}",
+        "supervisor": flapper,
+        "burst": sorted(writer.get_children(f"{chroot}/storm/errors"))[0],
+    }
+    out = tmp_path_factory.mktemp("demo") / "week"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "demo_week.py"), zk, str(out)], check=True, timeout=600)
+    return out, staged
+
+
+def test_the_demo_weeks_report_names_its_staged_incidents(spark: Any, demo_week: Any, tmp_path: Path) -> None:
+    """The report of the demo's week, in Chromium: each incident the demo staged is on the timeline
+    with its subject. Its screenshot is the README's (rewritten with ZKSTORM_UPDATE_GOLDEN=1)."""
+    import os
+
+    week, staged = demo_week
+    html = tmp_path / "report.html"
+    outcome = run_history(spark, str(week), html=str(html))
+    kinds = {(i.kind, tuple(i.subjects)) for i in outcome.incidents}
+    assert ("broker_gone", (staged["gone"],)) in kinds
+    assert ("supervisor_missing", (staged["supervisor"],)) in kinds
+    assert any(k == "isr_shrink" and staged["slow"] in s for k, s in kinds)
+    assert any(k == "error_burst" and s[0] == staged["burst"] for k, s in kinds)
+    assert any(k == "leader_moves" for k, _ in kinds)
+    screenshot = SCREENSHOT if os.environ.get("ZKSTORM_UPDATE_GOLDEN") else tmp_path / "report.png"
+    seen = browse(html, tmp_path, screenshot=screenshot)
+    check_page(seen)
+    for subject in staged.values():
+        assert subject in seen["timeline"]
+    assert screenshot.stat().st_size > 10_000
+
+
+def test_the_readme_shows_the_reports_screenshot() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert f"]({SCREENSHOT.relative_to(REPO)})" in readme and SCREENSHOT.exists()

@@ -259,11 +259,10 @@ def take_snapshot(
     snapshot_id: str | None = None,
     at: datetime | None = None,
     stale_after_secs: float = 30.0,
-    progress: Any = None,
 ) -> SnapshotRun:
     """One walk of an open ``Cluster`` (``zkstorm.model``) into one committed snapshot under ``out``: the
     nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
-    default name unless given); ``progress`` is called once per znode."""
+    default name unless given). Progress is ``cluster.stats.znodes``, for whoever polls it."""
     at = at or datetime.now(timezone.utc)
     name = name or cluster.default_name()
     snapshot_id = snapshot_id or default_snapshot_id(name, at)
@@ -281,8 +280,6 @@ def take_snapshot(
                     zxid_min = zxid
                 if zxid_max is None or zxid > zxid_max:
                     zxid_max = zxid
-                if progress is not None:
-                    progress()
             elif kind is DecodeFailure:
                 failures += 1
             elif kind is Unreadable:

@@ -29,6 +29,7 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 ZooKeeper unreachable or auth refused,
 
 
 def _fail(message: str, code: int) -> NoReturn:
+    stop_progress()
     click.echo(f"zkstorm: {message}", err=True)
     sys.exit(code)
 
@@ -43,6 +44,7 @@ class ZkstormGroup(click.Group):
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
+            stop_progress()
             exc.show()
             sys.exit(ExitCode.USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
         except click.Abort:
@@ -52,6 +54,7 @@ class ZkstormGroup(click.Group):
         except ZkstormError as exc:
             _fail(str(exc), exc.exit_code)
         except BrokenPipeError:
+            stop_progress()
             sys.stderr.close()  # the reader went away (`| head`): not an error worth a message
             sys.exit(ExitCode.OK)
         except Exception as exc:  # a bug: say so in one line; -vv shows the traceback
@@ -86,13 +89,17 @@ class Settings:
         ``verify_digest``). Use it as a context manager."""
         from ..model import Cluster
 
-        self.opened = Cluster(
+        self.opened = cluster = Cluster(
             self.source(verify_digest=verify_digest),
             storm_root=_root(self.storm_root),
             kafka_root=_root(self.kafka_root),
             show_secrets=self.show_secrets,
         )
-        return self.opened
+        where = " ".join(self.from_files) if self.from_files else self.zk
+        # the files source counts a whole-tree read when it ends (a counter per node costs its speed)
+        count = None if self.from_files else (lambda: cluster.stats.znodes)
+        start_progress(f"reading {where}", count, "znodes")
+        return cluster
 
     def source(self, *, verify_digest: bool = False) -> Any:
         from ..sources.live import Credentials, ReadOnlySession, TlsOptions, ZkTarget
@@ -143,7 +150,30 @@ class _ZxidType(click.ParamType):
         return zxid
 
 
+_progress: list[Any] = []  # the display of this command, while it shows
+_quiet = False  # -v: log lines instead of a display
+
+
+def start_progress(description: str, count: Any = None, unit: str = "") -> Any:
+    """Show the progress of long work on stderr when it is a terminal (``zkstorm.progress``); stopped by
+    whatever writes the command's result or its error."""
+    from ..progress import NO_PROGRESS, terminal_progress
+
+    stop_progress()
+    progress = NO_PROGRESS if _quiet else terminal_progress()
+    progress.stage(description, count, unit)
+    _progress.append(progress)
+    return progress
+
+
+def stop_progress() -> None:
+    while _progress:
+        _progress.pop().stop()
+
+
 def _setup_logging(verbose: int) -> None:
+    global _quiet
+    _quiet = verbose > 0
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     logging.basicConfig(level=level, format="zkstorm: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.
@@ -270,6 +300,7 @@ VIEW_FORMATS = ("table", "json", "jsonl", "csv")
 def stdout_console() -> Any:
     from rich.console import Console
 
+    stop_progress()
     return Console(soft_wrap=False, highlight=False)
 
 
@@ -305,6 +336,7 @@ def finish(settings: Settings, *, notes: bool = True) -> None:
     with ``--strict`` if anything could not be read."""
     from ..records import DecodeWarning
 
+    stop_progress()
     problems = settings.opened.problems if settings.opened is not None else []
     count = warn_about(p for p in problems if notes or not isinstance(p, DecodeWarning))
     for problem in settings.source_problems():
@@ -325,6 +357,7 @@ def emit_rows(
     """Write a view's rows in ``fmt``, then report the cluster's problems (``finish``)."""
     from ..output import emit
 
+    stop_progress()
     console = stdout_console() if fmt == "table" else None
     emit(
         rows, fmt, sys.stdout, primary=primary, console=console, table_columns=columns, title=title, wide=settings.wide
@@ -342,6 +375,7 @@ def emit_prometheus(settings: Settings, families: Sequence[Any]) -> None:
 
     cluster = settings.opened
     assert cluster is not None  # a view ran on it
+    stop_progress()
     sys.stdout.write(exposition([*read_families(cluster.now(), cluster.problems), *families]))
     finish(settings)
 
@@ -413,6 +447,7 @@ def watch_view(
     console = stdout_console()
     try:
         for round_, rows, changes in watch(read, to_item, interval_secs=interval):
+            stop_progress()
             if fmt == "jsonl":
                 emit(changes, "jsonl", sys.stdout, primary=WatchChange)
             elif round_ == 1:

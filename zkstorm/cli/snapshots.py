@@ -3,16 +3,13 @@ snapshots) and ``zkstorm diff``: options, one library call, one emit."""
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import click
 
 from ..errors import UsageError, ZkstormError
-from .app import Settings, cli, finish, format_option, parse_duration, stderr_console, stdout_console
+from .app import Settings, cli, finish, format_option, parse_duration, start_progress, stdout_console
 
 
 def _utc_time(value: str) -> Any:
@@ -66,7 +63,7 @@ def snapshot(
         settings.show_secrets = False
     at = _utc_time(snapshot_time) if snapshot_time else datetime.now(timezone.utc)
     started = time.monotonic()
-    with settings.cluster(verify_digest=True) as cluster, _progress("snapshot") as advance:
+    with settings.cluster(verify_digest=True) as cluster:
         run = take_snapshot(
             cluster,
             out,
@@ -74,7 +71,6 @@ def snapshot(
             snapshot_id=snapshot_id,
             at=at,
             stale_after_secs=parse_duration(stale_after),
-            progress=advance,
         )
     removed = prune(run.filesystem, run.base, keep_days, at.date()) if keep_days else []
     rows = sum(run.manifest["tables"].values())
@@ -85,33 +81,6 @@ def snapshot(
         err=True,
     )
     finish(settings, notes=False)
-
-
-@contextlib.contextmanager
-def _progress(label: str) -> Iterator[Any]:
-    """A live znode counter on stderr when it is a terminal; a no-op otherwise (cron, pipes)."""
-    if not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description} {task.completed:,} znodes"),
-        TimeElapsedColumn(),
-        console=stderr_console(),
-        transient=True,
-    ) as progress:
-        task = progress.add_task(label)
-        count = 0
-
-        def advance() -> None:
-            nonlocal count
-            count += 1
-            if count % 512 == 0:
-                progress.update(task, completed=count)
-
-        yield advance
 
 
 @cli.command()
@@ -132,6 +101,7 @@ def history(snapshots: str, since: Any, until: Any, out: str | None, html_path: 
     from ..jobs.history import print_summary, run_history
     from ..jobs.spark import session
 
+    progress = start_progress("starting Spark")
     try:
         result = run_history(
             session(master),
@@ -140,6 +110,7 @@ def history(snapshots: str, since: Any, until: Any, out: str | None, html_path: 
             until=until.date() if until else None,
             out=out,
             html=html_path,
+            progress=progress,
         )
     except ZkstormError:
         raise

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from .app import Settings, cli, finish, format_option, log, stdout_console
+from .app import Settings, cli, finish, format_option, log, stdout_console, stop_progress
 
 
 @cli.command()
@@ -38,6 +38,8 @@ def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bo
         else:
             from ..output import emit
 
+            if sys.stdout.isatty():  # the lines themselves show the progress
+                stop_progress()
             emit(records, fmt, sys.stdout, primary=Znode)
     stats = cluster.stats
     log.info(
@@ -80,6 +82,7 @@ def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> No
         raw_hex = (
             "(hidden: this znode holds secrets; add --show-secrets)" if detail.redacted else (detail.data or b"").hex()
         )
+    stop_progress()
     if fmt == "json":
         import json
 

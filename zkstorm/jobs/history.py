@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
+from zkstorm.jobs import incidents as incident_rules
+from zkstorm.jobs.incidents import Incident, Inputs
 from zkstorm.jobs.metrics import METRICS
-from zkstorm.jobs.report import ChartData, aggregate, html_page, summary_line
+from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.snapshots import SnapshotSet
+from zkstorm.progress import NO_PROGRESS, Progress
 
 
 @dataclass
@@ -30,6 +33,7 @@ class HistoryResult:
     last: datetime | None
     charts: list[ChartData] = field(default_factory=list)
     tables: dict[str, int] = field(default_factory=dict)  # metric → rows written
+    incidents: list[Incident] = field(default_factory=list)
 
 
 def run_history(
@@ -40,9 +44,12 @@ def run_history(
     until: date | None = None,
     out: str | None = None,
     html: str | None = None,
+    progress: Progress = NO_PROGRESS,
 ) -> HistoryResult:
-    """Compute every metric over the committed snapshots under ``snapshots``; write each as Parquet
-    under ``out`` and the report to ``html`` when given."""
+    """Compute every metric over the committed snapshots under ``snapshots``, then the incidents; write
+    each as Parquet under ``out`` and the report to ``html`` when given. ``progress`` hears one stage
+    per metric."""
+    progress.stage("reading the manifests")
     selected = SnapshotSet(spark, snapshots, since=since, until=until)
     refs = selected.snapshots
     result = HistoryResult(
@@ -60,25 +67,37 @@ def run_history(
     from pyspark.sql.functions import broadcast
 
     frame = broadcast(selected.frame()).cache()
-    for metric in METRICS:
+    inputs = Inputs(selected, frame)
+    steps = len(METRICS) + 1 + bool(html)
+    for step, metric in enumerate(METRICS, 1):
+        progress.stage(f"{metric.title} ({step}/{steps})")
         table = metric.compute(selected, frame)
         if table is None:
-            result.charts.append(_empty_chart(metric))
+            result.charts.append(empty(metric.name, metric.system, metric.title))
             continue
         table = table.cache()
         result.tables[metric.name] = table.count()
         if out:
             table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
-        kind, x, ys, group, rows = aggregate(metric.name, table)
-        result.charts.append(
-            ChartData(metric.name, metric.system, metric.title, kind, x, ys, group, rows, result.tables[metric.name])
-        )
+        result.charts.append(summarize(metric.name, metric.system, metric.title, table, result.tables[metric.name]))
+        if metric.name in incident_rules.NEEDS:
+            inputs.metrics[metric.name] = table
+        else:
+            table.unpersist()
+    progress.stage(f"incidents ({len(METRICS) + 1}/{steps})")
+    result.incidents = incident_rules.find_incidents(inputs)
+    for table in inputs.metrics.values():
         table.unpersist()
+    if out:
+        incident_rules.frame(spark, result.incidents).write.mode("overwrite").parquet(f"{out.rstrip('/')}/incidents")
+    result.tables["incidents"] = len(result.incidents)
     if html:
+        progress.stage(f"the report ({steps}/{steps})")
         with open(html, "w", encoding="utf-8") as f:
             f.write(
                 html_page(
                     result.charts,
+                    result.incidents,
                     title=f"ZooKeeper metadata history: {', '.join(result.clusters)}",
                     subtitle=f"{result.snapshots} snapshots, {_day(result.first)} to {_day(result.last)}, "
                     f"made by zkstorm history on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
@@ -87,11 +106,7 @@ def run_history(
     return result
 
 
-def _empty_chart(metric: Any) -> ChartData:
-    from zkstorm.jobs.report import CHARTS
-
-    kind, x, ys, group = CHARTS[metric.name]
-    return ChartData(metric.name, metric.system, metric.title, kind, x, ys, group)
+SHOWN_INCIDENTS = 15
 
 
 def _day(value: datetime | None) -> str:
@@ -100,6 +115,7 @@ def _day(value: datetime | None) -> str:
 
 def print_summary(result: HistoryResult, console: Any) -> None:
     """The rich summary: one line per metric, grouped by system."""
+    from rich.markup import escape
     from rich.table import Table
 
     if not result.snapshots:
@@ -115,8 +131,18 @@ def print_summary(result: HistoryResult, console: Any) -> None:
     table.add_column("rows", justify="right")
     table.add_column("what it shows")
     for chart in result.charts:
-        table.add_row(chart.system, chart.title, f"{result.tables.get(chart.name, 0):,}", summary_line(chart))
+        table.add_row(chart.system, chart.title, f"{result.tables.get(chart.name, 0):,}", escape(summary_line(chart)))
     console.print(table)
+    if result.incidents:
+        shown = result.incidents[-SHOWN_INCIDENTS:]
+        more = len(result.incidents) - len(shown)
+        console.print(
+            f"[bold]{len(result.incidents)} incidents[/bold]" + (f", the newest {len(shown)}:" if more else ":")
+        )
+        for incident in shown:
+            console.print(escape(incident_line(incident)), highlight=False)
+    else:
+        console.print("no incidents")
 
 
 def _date(value: str) -> date:

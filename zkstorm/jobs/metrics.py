@@ -132,7 +132,7 @@ def storm_error_signatures(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
-def _grid(snaps: Any, df: Any, key: str) -> Any:
+def presence_grid(snaps: Any, df: Any, key: str) -> Any:
     """Every (snapshot, key) of a cluster, with ``present`` saying whether the key was in that snapshot."""
     F = _F()
     keys = df.select("cluster", key).distinct()
@@ -147,7 +147,7 @@ def storm_supervisors(s: SnapshotSet, snaps: Any) -> Any | None:
     if sup is None:
         return None
     F = _F()
-    grid = _grid(snaps, sup, "hostname")
+    grid = presence_grid(snaps, sup, "hostname")
     first_seen = (
         sup.join(snaps.select("snapshot_id", "idx"), "snapshot_id")
         .groupBy("cluster", "hostname")
@@ -192,7 +192,7 @@ def storm_supervisor_flaps(s: SnapshotSet, snaps: Any) -> Any | None:
     if sup is None:
         return None
     F, W = _F(), _window()
-    grid = _grid(snaps, sup, "hostname")
+    grid = presence_grid(snaps, sup, "hostname")
     by_host = W.partitionBy("cluster", "hostname").orderBy("idx")
     flagged = grid.withColumn("was_present", F.lag("present").over(by_host)).withColumn(
         "seen_before", F.max(F.col("present").cast("int")).over(by_host.rowsBetween(W.unboundedPreceding, -1))

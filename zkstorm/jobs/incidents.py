@@ -1,0 +1,471 @@
+"""Incidents: what happened between the snapshots, as dated entries that name their subjects.
+
+The history report opens with them, the terminal summary lists the newest, and ``--out`` keeps them
+as the ``incidents`` table: all three from the same ``Incident`` records. Each rule reads a snapshot
+table or a metric table the job has already computed (``Inputs.metrics``), aggregates in Spark down
+to a few rows per event and words them here. A new kind of incident is one function in ``RULES``.
+
+A state that lasts (a broker gone, a supervisor missing, partitions offline) is one incident from the
+first snapshot that shows it to the first that no longer does (``ended``; None while it goes on in
+the newest snapshot). A change between two snapshots (ISR shrinks, leader moves, an election) is one
+incident per snapshot that shows it. Error bursts are per topology and day.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import astuple, dataclass, field, fields
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+from .metrics import presence_grid, signature_column
+from .snapshots import SnapshotSet
+
+ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
+NAMED = 4  # subjects named in a summary; the rest are counted
+
+CRITICAL, WARNING, INFO = "critical", "warning", "info"
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One entry of the timeline. ``chart`` is the metric whose chart shows it."""
+
+    cluster: str
+    system: str
+    kind: str
+    level: str
+    started: datetime
+    ended: datetime | None  # a lasting state's end: the first snapshot without it
+    ongoing: bool  # a lasting state still seen in the newest snapshot
+    snapshots: int
+    subjects: list[str]
+    count: int
+    summary: str
+    chart: str
+
+
+@dataclass
+class Inputs:
+    snapshots: SnapshotSet
+    snaps: Any  # the per-snapshot frame (SnapshotSet.frame)
+    metrics: dict[str, Any] = field(default_factory=dict)  # metric name → its computed DataFrame
+
+
+def _F() -> Any:
+    from pyspark.sql import functions
+
+    return functions
+
+
+def _utc(value: Any) -> datetime:
+    """PySpark hands timestamps back as naive local time; dates become the day's midnight UTC."""
+    if isinstance(value, datetime):
+        return value.astimezone(timezone.utc)
+    if isinstance(value, date):
+        return datetime.combine(value, time(0), timezone.utc)
+    raise TypeError(f"not a time: {value!r}")
+
+
+def _day(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else "-"
+
+
+def named(pairs: Iterable[tuple[str, int]], *, limit: int = NAMED) -> str:
+    """``clicks (12), orders (10) and 3 more`` from (name, count) pairs, largest first."""
+    ranked = sorted(pairs, key=lambda p: (-p[1], p[0]))
+    shown = ", ".join(f"{name} ({count:,})" for name, count in ranked[:limit])
+    rest = len(ranked) - limit
+    return f"{shown} and {rest:,} more" if rest > 0 else shown
+
+
+def _ranked(frame: Any, group: list[str], key: str, value: str | None) -> Any:
+    """Per ``group``: the total of ``value`` (or of rows) and every ``key`` with its own total,
+    largest first (``ranked``: array of (n, name))."""
+    F = _F()
+    amount = F.sum(value) if value else F.count(F.lit(1))
+    per_key = frame.groupBy(*group, key).agg(amount.alias("n"))
+    return per_key.groupBy(*group).agg(
+        F.sum("n").alias("total"),
+        F.sort_array(F.collect_list(F.struct(F.col("n"), F.col(key).cast("string").alias("name"))), False).alias(
+            "ranked"
+        ),
+    )
+
+
+def _pairs(ranked: list[Any], prefix: str = "") -> list[tuple[str, int]]:
+    return [(f"{prefix}{r['name']}", int(r["n"])) for r in ranked]
+
+
+# --- states that last ----------------------------------------------------------------------------------
+
+
+def _absences(inp: Inputs, present: Any, key: str) -> list[Any]:
+    """Runs of snapshots in which ``key`` (seen earlier in its cluster) was absent: cluster, key,
+    started, snapshots, the first snapshot's id, and ``ended`` (the next snapshot's time, if any)."""
+    from pyspark.sql import Window as W
+
+    F = _F()
+    grid = presence_grid(inp.snaps, present, key)
+    earlier = W.partitionBy("cluster", key).orderBy("idx").rowsBetween(W.unboundedPreceding, -1)
+    absent = grid.withColumn("seen_before", F.max(F.col("present").cast("int")).over(earlier)).where(
+        ~F.col("present") & (F.col("seen_before") == 1)
+    )
+    runs = absent.withColumn("run", F.col("idx") - F.row_number().over(W.partitionBy("cluster", key).orderBy("idx")))
+    spans = runs.groupBy("cluster", key, "run").agg(
+        F.min("snapshot_time").alias("started"),
+        F.count(F.lit(1)).alias("snapshots"),
+        F.min_by("snapshot_id", "idx").alias("first_id"),
+        F.max("idx").alias("end_idx"),
+    )
+    after = inp.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
+    return spans.join(after, ["cluster", "end_idx"], "left").collect()
+
+
+def _lasting(snapshots: int, ended: datetime | None) -> str:
+    span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
+    return f"missing in {span}, back {_day(ended)}" if ended else f"missing in {span}, still missing"
+
+
+def brokers_gone(inp: Inputs) -> list[Incident]:
+    """A registered broker that disappeared, with the partitions it was a replica of at the time."""
+    brokers = inp.snapshots.table("kafka_brokers")
+    if brokers is None:
+        return []
+    F = _F()
+    live = brokers.where(F.col("alive"))
+    spans = _absences(inp, live.select("cluster", "snapshot_id", "broker_id"), "broker_id")
+    if not spans:
+        return []
+    endpoints = {
+        (r["cluster"], r["broker_id"]): r["endpoint"]
+        for r in live.groupBy("cluster", "broker_id")
+        .agg(F.max_by(F.concat_ws(":", "host", F.col("port").cast("string")), "snapshot_time").alias("endpoint"))
+        .collect()
+    }
+    impact: dict[tuple[str, int], Any] = {}
+    partitions = inp.snapshots.table("kafka_partitions")
+    if partitions is not None:
+        starts = inp.snapshots.spark.createDataFrame(
+            [(s["first_id"], int(s["broker_id"])) for s in spans], "snapshot_id string, gone_id int"
+        )
+        hit = partitions.join(starts, "snapshot_id").where(F.expr("array_contains(replicas, gone_id)"))
+        for r in (
+            hit.groupBy("snapshot_id", "gone_id")
+            .agg(
+                F.count(F.lit(1)).alias("replica_of"),
+                F.sum(F.col("offline").cast("int")).alias("offline"),
+                F.sum(F.expr("element_at(replicas, 1) = gone_id").cast("int")).alias("preferred"),
+            )
+            .collect()
+        ):
+            impact[(r["snapshot_id"], r["gone_id"])] = r
+    out = []
+    for s in spans:
+        broker = int(s["broker_id"])
+        hit_row = impact.get((s["first_id"], broker))
+        detail = ""
+        if hit_row is not None:
+            detail = (
+                f"; it was a replica of {hit_row['replica_of']:,} partitions, the preferred leader of "
+                f"{hit_row['preferred'] or 0:,}; {hit_row['offline'] or 0:,} of them offline"
+            )
+        endpoint = endpoints.get((s["cluster"], s["broker_id"])) or "?"
+        ended = _utc(s["ended"]) if s["ended"] else None
+        out.append(
+            Incident(
+                cluster=s["cluster"],
+                system="Kafka",
+                kind="broker_gone",
+                level=CRITICAL,
+                started=_utc(s["started"]),
+                ended=ended,
+                ongoing=ended is None,
+                snapshots=s["snapshots"],
+                subjects=[f"broker {broker}"],
+                count=1,
+                summary=f"broker {broker} ({endpoint}) not registered: {_lasting(s['snapshots'], ended)}{detail}",
+                chart="kafka_brokers",
+            )
+        )
+    return out
+
+
+def supervisors_missing(inp: Inputs) -> list[Incident]:
+    """A supervisor host that stopped heartbeating into ZooKeeper, with the slots it had."""
+    supervisors = inp.snapshots.table("storm_supervisors")
+    if supervisors is None:
+        return []
+    F = _F()
+    spans = _absences(inp, supervisors.select("cluster", "snapshot_id", "hostname"), "hostname")
+    if not spans:
+        return []
+    slots = {
+        (r["cluster"], r["hostname"]): r
+        for r in supervisors.groupBy("cluster", "hostname")
+        .agg(
+            F.max_by(F.size("ports"), "snapshot_time").alias("slots"),
+            F.max_by(F.size("used_ports"), "snapshot_time").alias("used"),
+        )
+        .collect()
+    }
+    out = []
+    for s in spans:
+        seen = slots.get((s["cluster"], s["hostname"]))
+        detail = f"; last seen with {seen['slots']} slots, {seen['used']} used" if seen is not None else ""
+        ended = _utc(s["ended"]) if s["ended"] else None
+        out.append(
+            Incident(
+                cluster=s["cluster"],
+                system="Storm",
+                kind="supervisor_missing",
+                level=WARNING,
+                started=_utc(s["started"]),
+                ended=ended,
+                ongoing=ended is None,
+                snapshots=s["snapshots"],
+                subjects=[s["hostname"]],
+                count=1,
+                summary=f"supervisor {s['hostname']} {_lasting(s['snapshots'], ended)}{detail}",
+                chart="storm_supervisors",
+            )
+        )
+    return out
+
+
+def partitions_offline(inp: Inputs) -> list[Incident]:
+    """Consecutive snapshots with offline partitions (no live leader), by topic."""
+    partitions = inp.snapshots.table("kafka_partitions")
+    if partitions is None:
+        return []
+    F = _F()
+    offline = partitions.where(F.col("offline")).join(inp.snaps.select("snapshot_id", "idx"), "snapshot_id")
+    rows = _ranked(offline, ["cluster", "idx", "snapshot_time"], "topic", None).orderBy("cluster", "idx").collect()
+    if not rows:
+        return []
+    next_time = {(r["cluster"], r["idx"]): r["snapshot_time"] for r in inp.snaps.collect()}
+    out: list[Incident] = []
+    run: list[Any] = []
+
+    def close() -> None:
+        last = run[-1]
+        topics: dict[str, int] = {}
+        for r in run:
+            for name, n in _pairs(r["ranked"]):
+                topics[name] = max(topics.get(name, 0), n)
+        ended_at = next_time.get((last["cluster"], last["idx"] + 1))
+        ended = _utc(ended_at) if ended_at else None
+        worst = max(int(r["total"]) for r in run)
+        span = f"{len(run)} snapshot{'s' if len(run) != 1 else ''}"
+        out.append(
+            Incident(
+                cluster=last["cluster"],
+                system="Kafka",
+                kind="partitions_offline",
+                level=CRITICAL,
+                started=_utc(run[0]["snapshot_time"]),
+                ended=ended,
+                ongoing=ended is None,
+                snapshots=len(run),
+                subjects=[name for name, _ in sorted(topics.items(), key=lambda p: -p[1])[:NAMED]],
+                count=worst,
+                summary=f"up to {worst:,} partitions offline in {span}"
+                + (f", none since {_day(ended)}" if ended else ", still offline")
+                + f"; topics {named(topics.items())}",
+                chart="kafka_partition_health",
+            )
+        )
+
+    for r in rows:
+        if run and (r["cluster"] != run[-1]["cluster"] or r["idx"] != run[-1]["idx"] + 1):
+            close()
+            run = []
+        run.append(r)
+    close()
+    return out
+
+
+# --- changes between two snapshots ---------------------------------------------------------------------
+
+
+def _per_snapshot(metric: Any, key_a: str, key_b: str, value: str) -> list[Any]:
+    """Per (cluster, snapshot_time): the total and two rankings (by ``key_a`` and by ``key_b``)."""
+    group = ["cluster", "snapshot_time"]
+    a = _ranked(metric, group, key_a, value).withColumnRenamed("ranked", "ranked_a")
+    b = _ranked(metric, group, key_b, value).withColumnRenamed("ranked", "ranked_b").drop("total")
+    return a.join(b, group).where("total > 0").orderBy(*group).collect()
+
+
+def isr_shrinks(inp: Inputs) -> list[Incident]:
+    """Replicas that fell out of ISRs since the previous snapshot: which brokers, which topics."""
+    metric = inp.metrics.get("kafka_isr_shrinks")
+    if metric is None:
+        return []
+    out = []
+    for r in _per_snapshot(metric, "broker_id", "topic", "isr_shrinks"):
+        brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
+        out.append(
+            Incident(
+                cluster=r["cluster"],
+                system="Kafka",
+                kind="isr_shrink",
+                level=WARNING,
+                started=_utc(r["snapshot_time"]),
+                ended=None,
+                ongoing=False,
+                snapshots=1,
+                subjects=[name for name, _ in brokers[:NAMED]] + [name for name, _ in topics[:NAMED]],
+                count=int(r["total"]),
+                summary=f"{int(r['total']):,} replicas left an ISR: {named(brokers)}; topics {named(topics)}",
+                chart="kafka_isr_shrinks",
+            )
+        )
+    return out
+
+
+def leader_moves(inp: Inputs) -> list[Incident]:
+    """Partitions whose leader changed since the previous snapshot, by the broker that lost them."""
+    metric = inp.metrics.get("kafka_leader_changes")
+    if metric is None:
+        return []
+    out = []
+    for r in _per_snapshot(metric, "broker_id", "topic", "leader_changes"):
+        brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
+        brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
+        out.append(
+            Incident(
+                cluster=r["cluster"],
+                system="Kafka",
+                kind="leader_moves",
+                level=INFO,
+                started=_utc(r["snapshot_time"]),
+                ended=None,
+                ongoing=False,
+                snapshots=1,
+                subjects=[name for name, _ in brokers[:NAMED]] + [name for name, _ in topics[:NAMED]],
+                count=int(r["total"]),
+                summary=f"{int(r['total']):,} partitions changed leader, taken from {named(brokers)}; "
+                f"topics {named(topics)}",
+                chart="kafka_leader_changes",
+            )
+        )
+    return out
+
+
+def controller_moves(inp: Inputs) -> list[Incident]:
+    """The controller changed broker, or was elected again, since the previous snapshot."""
+    metric = inp.metrics.get("kafka_controller")
+    if metric is None or "controller" not in metric.columns:
+        return []
+    rows = [r.asDict() for r in metric.orderBy("cluster", "snapshot_time").collect()]
+    out = []
+    previous: dict[str, Any] = {}
+    for r in rows:
+        before = previous.get(r["cluster"])
+        previous[r["cluster"]] = r
+        if before is None:
+            continue
+        elections = r.get("elections")
+        moved = r["controller"] != before["controller"]
+        if not moved and not elections:
+            continue
+        was, now = before["controller"], r["controller"]
+        what = (
+            f"controller moved from broker {was} to broker {now}" if moved else f"controller re-elected on broker {now}"
+        )
+        out.append(
+            Incident(
+                cluster=r["cluster"],
+                system="Kafka",
+                kind="controller_election",
+                level=INFO,
+                started=_utc(r["snapshot_time"]),
+                ended=None,
+                ongoing=False,
+                snapshots=1,
+                subjects=[f"broker {b}" for b in dict.fromkeys((was, now)) if b is not None],
+                count=int(elections or 1),
+                summary=what + (f" ({elections} elections)" if elections and elections > 1 else ""),
+                chart="kafka_controller",
+            )
+        )
+    return out
+
+
+def error_bursts(inp: Inputs) -> list[Incident]:
+    """A topology that stored at least ``ERROR_BURST`` errors in a day: its components and the most
+    common signature (errors de-duplicated across snapshots, as in ``storm_errors_daily``)."""
+    errors = inp.snapshots.table("storm_errors")
+    if errors is None:
+        return []
+    F = _F()
+    keys = ["cluster", "topology_id", "component", "time_secs", "host", "port", "error"]
+    unique = (
+        errors.groupBy(*keys)
+        .agg(F.first("error_at").alias("error_at"), F.first("first_line").alias("first_line"))
+        .withColumn("day", F.to_date("error_at"))
+    )
+    group = ["cluster", "day", "topology_id"]
+    bursts = unique.groupBy(*group).agg(F.count(F.lit(1)).alias("total"), F.min("error_at").alias("started"))
+    bursts = bursts.where(F.col("total") >= ERROR_BURST)
+    burst_errors = unique.join(bursts.select(*group), group).withColumn(
+        "signature", signature_column(F.col("first_line"))
+    )
+    components = _ranked(burst_errors, group, "component", None).select(*group, F.col("ranked").alias("components"))
+    signatures = _ranked(burst_errors, group, "signature", None).select(*group, F.col("ranked").alias("signatures"))
+    rows = bursts.join(components, group).join(signatures, group).orderBy(*group).collect()
+    out = []
+    for r in rows:
+        parts = _pairs(r["components"])
+        top_signature, top_count = _pairs(r["signatures"])[0]
+        out.append(
+            Incident(
+                cluster=r["cluster"],
+                system="Storm",
+                kind="error_burst",
+                level=WARNING,
+                started=_utc(r["started"]),
+                ended=None,
+                ongoing=False,
+                snapshots=1,
+                subjects=[r["topology_id"], *(f"{r['topology_id']}/{name}" for name, _ in parts[:NAMED])],
+                count=int(r["total"]),
+                summary=f"{int(r['total']):,} errors on {r['day']} in topology {r['topology_id']}: components "
+                f"{named(parts)}; most common ({top_count:,}): {top_signature}",
+                chart="storm_errors_daily",
+            )
+        )
+    return out
+
+
+RULES: list[Callable[[Inputs], list[Incident]]] = [
+    brokers_gone,
+    partitions_offline,
+    isr_shrinks,
+    leader_moves,
+    controller_moves,
+    supervisors_missing,
+    error_bursts,
+]
+NEEDS = ("kafka_isr_shrinks", "kafka_leader_changes", "kafka_controller")  # metrics the rules read
+
+
+def find_incidents(inp: Inputs) -> list[Incident]:
+    """Every rule's incidents, oldest first (most severe first at the same time)."""
+    order = {CRITICAL: 0, WARNING: 1, INFO: 2}
+    found = [incident for rule in RULES for incident in rule(inp)]
+    return sorted(found, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
+
+
+def frame(spark: Any, incidents: list[Incident]) -> Any:
+    """The incidents as a DataFrame (the ``incidents`` table under ``--out``)."""
+    types = {
+        "str": "string",
+        "datetime": "timestamp",
+        "datetime | None": "timestamp",
+        "int": "bigint",
+        "bool": "boolean",
+        "list[str]": "array<string>",
+    }
+    schema = ", ".join(f"{f.name} {types[str(f.type)]}" for f in fields(Incident))
+    return spark.createDataFrame([astuple(i) for i in incidents], schema)
