@@ -18,10 +18,11 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from zkstorm.jobs import incidents as incident_rules
-from zkstorm.jobs.incidents import Incident, Inputs
-from zkstorm.jobs.metrics import METRICS
+from zkstorm.jobs.incidents import Incident
+from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Window
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
-from zkstorm.jobs.snapshots import SnapshotSet
+from zkstorm.jobs.snapshots import SnapshotSet, snapshot_frame
+from zkstorm.jobs.store import HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
 
 
@@ -34,6 +35,42 @@ class HistoryResult:
     charts: list[ChartData] = field(default_factory=list)
     tables: dict[str, int] = field(default_factory=dict)  # metric → rows written
     incidents: list[Incident] = field(default_factory=list)
+    read: int = 0  # snapshots whose tables this run read
+    mode: str = "full"  # "full", "incremental", or "full (why not incremental)"
+
+
+@dataclass
+class _Facts:
+    """Facts held in memory (no ``--out`` to keep them in), cached as they are computed."""
+
+    frames: dict[str, Any] = field(default_factory=dict)
+
+    def table(self, name: str) -> Any | None:
+        return self.frames.get(name)
+
+
+@dataclass
+class _Snapshots:
+    """The snapshot tables of the snapshots a run reads, each read once and cached when several facts
+    read it."""
+
+    selected: SnapshotSet
+    ids: set[str]
+    readers: dict[str, int]
+    frames: dict[str, Any] = field(default_factory=dict)
+
+    def table(self, name: str) -> Any | None:
+        if name not in self.frames:
+            frame = self.selected.table(name, self.ids)
+            if frame is not None and self.readers.get(name, 0) > 1:
+                frame = frame.persist()
+            self.frames[name] = frame
+        return self.frames[name]
+
+    def release(self) -> None:
+        for frame in self.frames.values():
+            if frame is not None:
+                frame.unpersist()
 
 
 def run_history(
@@ -44,34 +81,76 @@ def run_history(
     until: date | None = None,
     out: str | None = None,
     html: str | None = None,
+    full: bool = False,
     progress: Progress = NO_PROGRESS,
 ) -> HistoryResult:
     """Compute every metric over the committed snapshots under ``snapshots``, then the incidents; write
-    each as Parquet under ``out`` and the report to ``html`` when given. ``progress`` hears one stage
-    per metric."""
+    each as Parquet under ``out`` and the report to ``html`` when given.
+
+    With ``out`` the facts of each snapshot are kept there (``jobs/store.py``), and a later run reads
+    only the snapshots committed since (incremental); ``full``, ``since``/``until``, a store of another
+    version or a new snapshot older than the newest kept one make it a full rebuild. ``progress`` hears
+    one stage per step."""
+    from pyspark.sql.functions import broadcast
+
     progress.stage("reading the manifests")
     selected = SnapshotSet(spark, snapshots, since=since, until=until)
-    refs = selected.snapshots
+    store = HistoryStore(spark, out) if out else None
+    kept, mode = _kept(store, selected, full=full, window=since is not None or until is not None)
+    kept_ids = {s[1] for s in kept}
+    new = [r for r in selected.snapshots if r.snapshot_id not in kept_ids]
+    every = kept + [(r.cluster, r.snapshot_id, r.snapshot_time) for r in new]
     result = HistoryResult(
-        snapshots=len(refs),
-        clusters=sorted({r.cluster for r in refs}),
-        first=min((r.snapshot_time for r in refs), default=None),
-        last=max((r.snapshot_time for r in refs), default=None),
+        snapshots=len(every),
+        clusters=sorted({s[0] for s in every}),
+        first=min((s[2] for s in every), default=None),
+        last=max((s[2] for s in every), default=None),
+        mode=mode,
     )
-    if not refs:
+    if not every:
         return result
     # File sizes understate Parquet tables many times over, so Spark's automatic broadcast joins ran the
     # driver out of memory at 50,000 partitions x 30 nights. Only the per-snapshot frame (one row per
     # snapshot) is broadcast, explicitly.
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    from pyspark.sql.functions import broadcast
+    frame = broadcast(snapshot_frame(spark, every)).cache()
+    steps = 1 + len(METRICS) + 1 + bool(html)
 
-    frame = broadcast(selected.frame()).cache()
-    inputs = Inputs(selected, frame)
-    steps = len(METRICS) + 1 + bool(html)
-    for step, metric in enumerate(METRICS, 1):
+    # stage 1: the facts of the new snapshots, compared with the kept snapshot just before them
+    progress.stage(f"facts of {len(new):,} new snapshots (1/{steps})")
+    facts: Any = _Facts()
+    if new:
+        context = _context(kept, new)
+        reading = {r.snapshot_id for r in new} | context
+        result.read = len(reading)
+        _size_shuffles(
+            spark,
+            sum(r.rows.get(t, 0) for r in selected.snapshots if r.snapshot_id in reading for t in SNAPSHOT_TABLES),
+        )
+        readers = {t: sum(t in fact.reads for fact in FACTS) for t in SNAPSHOT_TABLES}
+        tables = _Snapshots(selected, reading, readers)
+        seen = store if (store is not None and kept) else _Facts()  # a full rebuild de-duplicates afresh
+        window = Window(tables, frame.where(frame.snapshot_id.isin(sorted(reading))), seen)
+        new_ids = spark.createDataFrame([(r.snapshot_id,) for r in new], "snapshot_id string")
+        computed = {}
+        for fact in FACTS:
+            rows = fact.compute(window)
+            if rows is not None:
+                computed[fact.name] = rows.join(broadcast(new_ids), "snapshot_id", "left_semi")
+        if store is not None:
+            store.append(_run_id(), computed, [s for s in every if s[1] not in kept_ids], replace_all=not kept)
+            store.compact(_run_id())
+            facts = store
+        else:
+            facts.frames = {name: rows.cache() for name, rows in computed.items()}
+        tables.release()
+
+    # stage 2: the metrics of the whole history, from the facts alone (small)
+    _size_shuffles(spark, 0)
+    history = History(facts, frame)
+    for step, metric in enumerate(METRICS, 2):
         progress.stage(f"{metric.title} ({step}/{steps})")
-        table = metric.compute(selected, frame)
+        table = metric.compute(history)
         if table is None:
             result.charts.append(empty(metric.name, metric.system, metric.title))
             continue
@@ -80,13 +159,10 @@ def run_history(
         if out:
             table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
         result.charts.append(summarize(metric.name, metric.system, metric.title, table, result.tables[metric.name]))
-        if metric.name in incident_rules.NEEDS:
-            inputs.metrics[metric.name] = table
-        else:
-            table.unpersist()
-    progress.stage(f"incidents ({len(METRICS) + 1}/{steps})")
-    result.incidents = incident_rules.find_incidents(inputs)
-    for table in inputs.metrics.values():
+        history.computed[metric.name] = table
+    progress.stage(f"incidents ({len(METRICS) + 2}/{steps})")
+    result.incidents = incident_rules.find_incidents(history)
+    for table in history.computed.values():
         table.unpersist()
     if out:
         incident_rules.frame(spark, result.incidents).write.mode("overwrite").parquet(f"{out.rstrip('/')}/incidents")
@@ -104,6 +180,61 @@ def run_history(
                 )
             )
     return result
+
+
+def _kept(
+    store: HistoryStore | None, selected: SnapshotSet, *, full: bool, window: bool
+) -> tuple[list[tuple[str, str, datetime]], str]:
+    """The snapshots whose facts the store already holds and this run builds on, and the run's mode."""
+    if store is None:
+        return [], "full"
+    if full:
+        return [], "full"
+    if not store.runs:
+        return [], "full (no earlier history under --out)"
+    if window:
+        return [], "full (--since/--until select a window)"
+    if not store.usable:
+        return [], "full (the history under --out was written by another version)"
+    kept = store.snapshots()
+    ids = {s[1] for s in kept}
+    newest: dict[str, datetime] = {}
+    for cluster, _, at in kept:
+        newest[cluster] = max(at, newest.get(cluster, at))
+    for ref in selected.snapshots:
+        if ref.snapshot_id not in ids and ref.cluster in newest and ref.snapshot_time <= newest[ref.cluster]:
+            return [], f"full (snapshot {ref.snapshot_id} is older than the newest one kept)"
+    return kept, "incremental"
+
+
+def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:
+    """Per cluster, the kept snapshot just before its first new one: what the new one is compared with."""
+    first_new: dict[str, datetime] = {}
+    for ref in new:
+        first_new[ref.cluster] = min(ref.snapshot_time, first_new.get(ref.cluster, ref.snapshot_time))
+    before: dict[str, tuple[datetime, str]] = {}
+    for cluster, snapshot_id, at in kept:
+        if cluster in first_new and at < first_new[cluster] and (cluster not in before or at > before[cluster][0]):
+            before[cluster] = (at, snapshot_id)
+    return {snapshot_id for _, snapshot_id in before.values()}
+
+
+ROWS_PER_SHUFFLE_PARTITION = 1_000_000
+
+
+def _size_shuffles(spark: Any, rows: int) -> None:
+    """Shuffle partitions sized to the rows read (Spark's default of 200 costs more in task overhead than
+    the work itself on a night's snapshot), unless the Spark configuration sets them."""
+    if spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+        return
+    cores = spark.sparkContext.defaultParallelism
+    spark.conf.set("spark.sql.shuffle.partitions", str(max(cores, min(200, rows // ROWS_PER_SHUFFLE_PARTITION))))
+
+
+def _run_id() -> str:
+    import uuid
+
+    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 SHOWN_INCIDENTS = 15

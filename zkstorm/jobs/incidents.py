@@ -2,8 +2,9 @@
 
 The history report opens with them, the terminal summary lists the newest, and ``--out`` keeps them
 as the ``incidents`` table: all three from the same ``Incident`` records. Each rule reads a snapshot
-table or a metric table the job has already computed (``Inputs.metrics``), aggregates in Spark down
+fact or a metric the job has already computed (``History.computed``), aggregates in Spark down
 to a few rows per event and words them here. A new kind of incident is one function in ``RULES``.
+Rules read only facts and metrics (``metrics.History``), never a snapshot's own tables.
 
 A state that lasts (a broker gone, a supervisor missing, partitions offline) is one incident from the
 first snapshot that shows it to the first that no longer does (``ended``; None while it goes on in
@@ -14,12 +15,11 @@ incident per snapshot that shows it. Error bursts are per topology and day.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import astuple, dataclass, field, fields
+from dataclasses import astuple, dataclass, fields
 from datetime import date, datetime, time, timezone
 from typing import Any
 
-from .metrics import presence_grid, signature_column
-from .snapshots import SnapshotSet
+from .metrics import History, presence_grid, signature_column
 
 ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
 NAMED = 4  # subjects named in a summary; the rest are counted
@@ -43,13 +43,6 @@ class Incident:
     count: int
     summary: str
     chart: str
-
-
-@dataclass
-class Inputs:
-    snapshots: SnapshotSet
-    snaps: Any  # the per-snapshot frame (SnapshotSet.frame)
-    metrics: dict[str, Any] = field(default_factory=dict)  # metric name → its computed DataFrame
 
 
 def _F() -> Any:
@@ -100,13 +93,13 @@ def _pairs(ranked: list[Any], prefix: str = "") -> list[tuple[str, int]]:
 # --- states that last ----------------------------------------------------------------------------------
 
 
-def _absences(inp: Inputs, present: Any, key: str) -> list[Any]:
+def _absences(h: History, present: Any, key: str) -> list[Any]:
     """Runs of snapshots in which ``key`` (seen earlier in its cluster) was absent: cluster, key,
     started, snapshots, the first snapshot's id, and ``ended`` (the next snapshot's time, if any)."""
     from pyspark.sql import Window as W
 
     F = _F()
-    grid = presence_grid(inp.snaps, present, key)
+    grid = presence_grid(h.snaps, present, key)
     earlier = W.partitionBy("cluster", key).orderBy("idx").rowsBetween(W.unboundedPreceding, -1)
     absent = grid.withColumn("seen_before", F.max(F.col("present").cast("int")).over(earlier)).where(
         ~F.col("present") & (F.col("seen_before") == 1)
@@ -118,7 +111,7 @@ def _absences(inp: Inputs, present: Any, key: str) -> list[Any]:
         F.min_by("snapshot_id", "idx").alias("first_id"),
         F.max("idx").alias("end_idx"),
     )
-    after = inp.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
+    after = h.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
     return spans.join(after, ["cluster", "end_idx"], "left").collect()
 
 
@@ -127,39 +120,29 @@ def _lasting(snapshots: int, ended: datetime | None) -> str:
     return f"missing in {span}, back {_day(ended)}" if ended else f"missing in {span}, still missing"
 
 
-def brokers_gone(inp: Inputs) -> list[Incident]:
+def brokers_gone(h: History) -> list[Incident]:
     """A registered broker that disappeared, with the partitions it was a replica of at the time."""
-    brokers = inp.snapshots.table("kafka_brokers")
-    if brokers is None:
+    live = h.fact("kafka_broker_presence")
+    if live is None:
         return []
     F = _F()
-    live = brokers.where(F.col("alive"))
-    spans = _absences(inp, live.select("cluster", "snapshot_id", "broker_id"), "broker_id")
+    spans = _absences(h, live.select("cluster", "snapshot_id", "broker_id"), "broker_id")
     if not spans:
         return []
     endpoints = {
         (r["cluster"], r["broker_id"]): r["endpoint"]
         for r in live.groupBy("cluster", "broker_id")
-        .agg(F.max_by(F.concat_ws(":", "host", F.col("port").cast("string")), "snapshot_time").alias("endpoint"))
+        .agg(F.max_by("endpoint", "snapshot_time").alias("endpoint"))
         .collect()
     }
     impact: dict[tuple[str, int], Any] = {}
-    partitions = inp.snapshots.table("kafka_partitions")
-    if partitions is not None:
-        starts = inp.snapshots.spark.createDataFrame(
-            [(s["first_id"], int(s["broker_id"])) for s in spans], "snapshot_id string, gone_id int"
+    facts = h.fact("kafka_broker_impact")
+    if facts is not None:
+        starts = h.snaps.sparkSession.createDataFrame(
+            [(s["first_id"], int(s["broker_id"])) for s in spans], "snapshot_id string, broker_id bigint"
         )
-        hit = partitions.join(starts, "snapshot_id").where(F.expr("array_contains(replicas, gone_id)"))
-        for r in (
-            hit.groupBy("snapshot_id", "gone_id")
-            .agg(
-                F.count(F.lit(1)).alias("replica_of"),
-                F.sum(F.col("offline").cast("int")).alias("offline"),
-                F.sum(F.expr("element_at(replicas, 1) = gone_id").cast("int")).alias("preferred"),
-            )
-            .collect()
-        ):
-            impact[(r["snapshot_id"], r["gone_id"])] = r
+        for r in facts.join(starts, ["snapshot_id", "broker_id"]).collect():
+            impact[(r["snapshot_id"], int(r["broker_id"]))] = r
     out = []
     for s in spans:
         broker = int(s["broker_id"])
@@ -191,21 +174,21 @@ def brokers_gone(inp: Inputs) -> list[Incident]:
     return out
 
 
-def supervisors_missing(inp: Inputs) -> list[Incident]:
+def supervisors_missing(h: History) -> list[Incident]:
     """A supervisor host that stopped heartbeating into ZooKeeper, with the slots it had."""
-    supervisors = inp.snapshots.table("storm_supervisors")
+    supervisors = h.fact("storm_supervisor_presence")
     if supervisors is None:
         return []
     F = _F()
-    spans = _absences(inp, supervisors.select("cluster", "snapshot_id", "hostname"), "hostname")
+    spans = _absences(h, supervisors.select("cluster", "snapshot_id", "hostname"), "hostname")
     if not spans:
         return []
     slots = {
         (r["cluster"], r["hostname"]): r
         for r in supervisors.groupBy("cluster", "hostname")
         .agg(
-            F.max_by(F.size("ports"), "snapshot_time").alias("slots"),
-            F.max_by(F.size("used_ports"), "snapshot_time").alias("used"),
+            F.max_by("slots", "snapshot_time").alias("slots"),
+            F.max_by("used_slots", "snapshot_time").alias("used"),
         )
         .collect()
     }
@@ -233,17 +216,16 @@ def supervisors_missing(inp: Inputs) -> list[Incident]:
     return out
 
 
-def partitions_offline(inp: Inputs) -> list[Incident]:
+def partitions_offline(h: History) -> list[Incident]:
     """Consecutive snapshots with offline partitions (no live leader), by topic."""
-    partitions = inp.snapshots.table("kafka_partitions")
-    if partitions is None:
+    offline = h.fact("kafka_offline_topics")
+    if offline is None:
         return []
-    F = _F()
-    offline = partitions.where(F.col("offline")).join(inp.snaps.select("snapshot_id", "idx"), "snapshot_id")
-    rows = _ranked(offline, ["cluster", "idx", "snapshot_time"], "topic", None).orderBy("cluster", "idx").collect()
+    offline = offline.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
+    rows = _ranked(offline, ["cluster", "idx", "snapshot_time"], "topic", "offline").orderBy("cluster", "idx").collect()
     if not rows:
         return []
-    next_time = {(r["cluster"], r["idx"]): r["snapshot_time"] for r in inp.snaps.collect()}
+    next_time = {(r["cluster"], r["idx"]): r["snapshot_time"] for r in h.snaps.collect()}
     out: list[Incident] = []
     run: list[Any] = []
 
@@ -296,9 +278,9 @@ def _per_snapshot(metric: Any, key_a: str, key_b: str, value: str) -> list[Any]:
     return a.join(b, group).where("total > 0").orderBy(*group).collect()
 
 
-def isr_shrinks(inp: Inputs) -> list[Incident]:
+def isr_shrinks(h: History) -> list[Incident]:
     """Replicas that fell out of ISRs since the previous snapshot: which brokers, which topics."""
-    metric = inp.metrics.get("kafka_isr_shrinks")
+    metric = h.computed.get("kafka_isr_shrinks")
     if metric is None:
         return []
     out = []
@@ -323,9 +305,9 @@ def isr_shrinks(inp: Inputs) -> list[Incident]:
     return out
 
 
-def leader_moves(inp: Inputs) -> list[Incident]:
+def leader_moves(h: History) -> list[Incident]:
     """Partitions whose leader changed since the previous snapshot, by the broker that lost them."""
-    metric = inp.metrics.get("kafka_leader_changes")
+    metric = h.computed.get("kafka_leader_changes")
     if metric is None:
         return []
     out = []
@@ -352,9 +334,9 @@ def leader_moves(inp: Inputs) -> list[Incident]:
     return out
 
 
-def controller_moves(inp: Inputs) -> list[Incident]:
+def controller_moves(h: History) -> list[Incident]:
     """The controller changed broker, or was elected again, since the previous snapshot."""
-    metric = inp.metrics.get("kafka_controller")
+    metric = h.computed.get("kafka_controller")
     if metric is None or "controller" not in metric.columns:
         return []
     rows = [r.asDict() for r in metric.orderBy("cluster", "snapshot_time").collect()]
@@ -392,19 +374,14 @@ def controller_moves(inp: Inputs) -> list[Incident]:
     return out
 
 
-def error_bursts(inp: Inputs) -> list[Incident]:
+def error_bursts(h: History) -> list[Incident]:
     """A topology that stored at least ``ERROR_BURST`` errors in a day: its components and the most
     common signature (errors de-duplicated across snapshots, as in ``storm_errors_daily``)."""
-    errors = inp.snapshots.table("storm_errors")
+    errors = h.fact("storm_errors_unique")
     if errors is None:
         return []
     F = _F()
-    keys = ["cluster", "topology_id", "component", "time_secs", "host", "port", "error"]
-    unique = (
-        errors.groupBy(*keys)
-        .agg(F.first("error_at").alias("error_at"), F.first("first_line").alias("first_line"))
-        .withColumn("day", F.to_date("error_at"))
-    )
+    unique = errors.withColumn("day", F.to_date("error_at"))
     group = ["cluster", "day", "topology_id"]
     bursts = unique.groupBy(*group).agg(F.count(F.lit(1)).alias("total"), F.min("error_at").alias("started"))
     bursts = bursts.where(F.col("total") >= ERROR_BURST)
@@ -438,7 +415,7 @@ def error_bursts(inp: Inputs) -> list[Incident]:
     return out
 
 
-RULES: list[Callable[[Inputs], list[Incident]]] = [
+RULES: list[Callable[[History], list[Incident]]] = [
     brokers_gone,
     partitions_offline,
     isr_shrinks,
@@ -447,13 +424,12 @@ RULES: list[Callable[[Inputs], list[Incident]]] = [
     supervisors_missing,
     error_bursts,
 ]
-NEEDS = ("kafka_isr_shrinks", "kafka_leader_changes", "kafka_controller")  # metrics the rules read
 
 
-def find_incidents(inp: Inputs) -> list[Incident]:
+def find_incidents(h: History) -> list[Incident]:
     """Every rule's incidents, oldest first (most severe first at the same time)."""
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
-    found = [incident for rule in RULES for incident in rule(inp)]
+    found = [incident for rule in RULES for incident in rule(h)]
     return sorted(found, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
 
 

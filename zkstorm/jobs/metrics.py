@@ -1,19 +1,31 @@
-"""The history metrics: each a Spark DataFrame computed from the committed snapshots.
+"""The history metrics, in two stages, so that a nightly run reads only the new snapshots.
 
-Comparisons between snapshots always pair a snapshot with the previous one *of the same cluster*
-(``prev_id`` from ``SnapshotSet.frame``), so a missing night compares the two nights around it.
-Every metric is keyed by ``cluster``; per-snapshot metrics carry ``snapshot_time``.
+**Facts** (``FACTS``) are what the history keeps of each snapshot: small per-snapshot rows computed
+from that snapshot alone, or from it and the previous snapshot *of the same cluster* (``prev_id``), so
+a missing night compares the two nights around it. A fact's rows for a snapshot never change once
+computed, which is what lets ``zkstorm history`` append the facts of new snapshots to those of earlier
+runs (``jobs/store.py``) instead of reading every snapshot again. The big tables (``kafka_partitions``,
+``znodes``, ``storm_executors``) are read only here.
+
+**Metrics** (``METRICS``) are computed from the facts of the whole history: most are a fact as it is;
+the rest (de-duplicated errors, runs of consecutive snapshots, flaps, absences) need every snapshot and
+read only facts, which are small. Every metric is keyed by ``cluster``; per-snapshot metrics carry
+``snapshot_time``.
+
+A new metric: a fact function (``Window`` → rows with ``cluster`` and ``snapshot_id``) if it needs a
+snapshot's tables, and a ``Metric`` whose ``compute`` reads facts (``History``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
-from .snapshots import SnapshotSet
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 CHRONIC_SNAPSHOTS = 3  # under-replicated in this many consecutive snapshots = chronic
+BUSY_CAPACITY = 0.8  # Storm UI flags a bolt whose capacity nears 1: it cannot keep up
+BUSY_SNAPSHOTS = 2  # above it in this many consecutive snapshots, up to the newest = stays busy
+ERROR_KEYS = ["cluster", "topology_id", "component", "time_secs", "host", "port", "error"]
 
 
 def _F() -> Any:
@@ -26,6 +38,41 @@ def _window() -> Any:
     from pyspark.sql import Window
 
     return Window
+
+
+class Tables(Protocol):
+    def table(self, name: str) -> Any | None: ...
+
+
+@dataclass
+class Window:
+    """What the facts of some snapshots are computed from: ``snaps`` (the snapshot frame rows of the new
+    snapshots and, where a cluster's history already has facts, the one snapshot before them, for
+    comparisons) and their tables (``tables.table(name)``: rows of those snapshots only). ``seen`` holds
+    the facts already kept, for the one fact that de-duplicates against the past (stored errors)."""
+
+    tables: Tables
+    snaps: Any
+    seen: Tables
+
+    def table(self, name: str) -> Any | None:
+        return self.tables.table(name)
+
+
+@dataclass
+class History:
+    """What metrics are computed from: every fact of the history (``fact(name)``) and the snapshot frame
+    of every snapshot in it (``snaps``: cluster, snapshot_id, snapshot_time, idx, prev_id)."""
+
+    facts: Tables
+    snaps: Any
+    computed: dict[str, Any] = field(default_factory=dict)  # metric name → its DataFrame, once computed
+
+    def fact(self, name: str) -> Any | None:
+        return self.facts.table(name)
+
+
+# --- comparisons between a snapshot and the previous one -------------------------------------------------
 
 
 def _pairs(df: Any, snaps: Any, keys: list[str]) -> Any:
@@ -62,37 +109,401 @@ def churn(df: Any, snaps: Any, keys: list[str], what: str) -> Any:
         .join(gone.withColumnRenamed("count", f"{what}_disappeared"), "snapshot_id", "left")
         .join(present.groupBy("snapshot_id").count().withColumnRenamed("count", what), "snapshot_id", "left")
         .fillna(0, [f"{what}_appeared", f"{what}_disappeared", what])
-        .drop("snapshot_id")
     )
 
 
-# --- Storm ---------------------------------------------------------------------------------------------
+def _timed(df: Any, snaps: Any) -> Any:
+    return df.join(snaps.select("snapshot_id", "snapshot_time"), "snapshot_id")
 
 
-def storm_topology_status(s: SnapshotSet, snaps: Any) -> Any | None:
-    t = s.table("storm_topologies")
+# --- facts: Storm ----------------------------------------------------------------------------------------
+
+
+def storm_topology_status(w: Window) -> Any | None:
+    t = w.table("storm_topologies")
     if t is None:
         return None
-    return t.groupBy("cluster", "snapshot_time", "status").count().withColumnRenamed("count", "topologies")
+    return (
+        t.groupBy("cluster", "snapshot_id", "snapshot_time", "status").count().withColumnRenamed("count", "topologies")
+    )
 
 
-def storm_topology_churn(s: SnapshotSet, snaps: Any) -> Any | None:
-    t = s.table("storm_topologies")
-    return None if t is None else churn(t, snaps, ["topology_id"], "topologies")
+def storm_topology_churn(w: Window) -> Any | None:
+    t = w.table("storm_topologies")
+    return None if t is None else churn(t, w.snaps, ["topology_id"], "topologies")
 
 
-def _errors(s: SnapshotSet) -> Any | None:
-    """Stored errors de-duplicated across snapshots: the same error is seen every night it is kept."""
-    e = s.table("storm_errors")
+def storm_errors_unique(w: Window) -> Any | None:
+    """Stored errors seen for the first time: the same error is seen every night Storm keeps it."""
+    e = w.table("storm_errors")
     if e is None:
         return None
-    keys = ["cluster", "topology_id", "component", "time_secs", "host", "port", "error"]
     F = _F()
-    return e.groupBy(*keys).agg(F.first("error_at").alias("error_at"), F.first("first_line").alias("first_line"))
+    unique = e.groupBy(*ERROR_KEYS).agg(
+        F.first("error_at").alias("error_at"),
+        F.first("first_line").alias("first_line"),
+        F.min_by("snapshot_id", "snapshot_time").alias("snapshot_id"),
+    )
+    seen = w.seen.table("storm_errors_unique")
+    if seen is not None:
+        unique = unique.join(seen.select(*ERROR_KEYS), ERROR_KEYS, "left_anti")
+    return unique
 
 
-def storm_errors_daily(s: SnapshotSet, snaps: Any) -> Any | None:
-    e = _errors(s)
+def storm_supervisor_presence(w: Window) -> Any | None:
+    """Each supervisor of each snapshot, with its uptime and slots."""
+    sup = w.table("storm_supervisors")
+    if sup is None:
+        return None
+    F = _F()
+    return sup.select(
+        "cluster",
+        "snapshot_id",
+        "snapshot_time",
+        "hostname",
+        "uptime_secs",
+        F.size("ports").alias("slots"),
+        F.size("used_ports").alias("used_slots"),
+    )
+
+
+def storm_supervisor_restarts(w: Window) -> Any | None:
+    """Supervisors whose uptime went down since the previous snapshot."""
+    sup = w.table("storm_supervisors")
+    if sup is None:
+        return None
+    F = _F()
+    pairs = _pairs(sup.select("cluster", "snapshot_id", "hostname", "uptime_secs"), w.snaps, ["hostname"])
+    return pairs.where(F.col("uptime_secs") < F.col("prev_uptime_secs")).select("cluster", "snapshot_id", "hostname")
+
+
+def storm_workers(w: Window) -> Any | None:
+    """Per snapshot: workers, workers with a stale heartbeat, and worker restarts (uptime went down)."""
+    workers = w.table("storm_workers")
+    if workers is None:
+        return None
+    F = _F()
+    counts = workers.groupBy("snapshot_id").agg(
+        F.count(F.lit(1)).alias("workers"), F.sum(F.coalesce(F.col("stale").cast("int"), F.lit(0))).alias("stale")
+    )
+    restarts = (
+        _pairs(
+            workers.select("cluster", "snapshot_id", "topology_id", "node", "port", "uptime_secs"),
+            w.snaps,
+            ["topology_id", "node", "port"],
+        )
+        .where(F.col("uptime_secs") < F.col("prev_uptime_secs"))
+        .groupBy("snapshot_id")
+        .count()
+        .withColumnRenamed("count", "restarts")
+    )
+    return (
+        w.snaps.select("cluster", "snapshot_id", "snapshot_time")
+        .join(counts, "snapshot_id", "left")
+        .join(restarts, "snapshot_id", "left")
+        .fillna(0, ["workers", "stale", "restarts"])
+    )
+
+
+def storm_executor_moves(w: Window) -> Any | None:
+    """Per snapshot and topology: executors whose node or port changed since the previous snapshot."""
+    x = w.table("storm_executors")
+    if x is None:
+        return None
+    F = _F()
+    pairs = _pairs(
+        x.select("cluster", "snapshot_id", "topology_id", "start_task", "end_task", "node", "port"),
+        w.snaps,
+        ["topology_id", "start_task", "end_task"],
+    )
+    moved = pairs.where((F.col("node") != F.col("prev_node")) | (F.col("port") != F.col("prev_port")))
+    return (
+        _timed(moved, w.snaps)
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "topology_id")
+        .count()
+        .withColumnRenamed("count", "moved_executors")
+    )
+
+
+def _components(w: Window) -> Any | None:
+    """storm_component_stats in the 10-minute window at each snapshot, labelled ``topology/component``."""
+    c = w.table("storm_component_stats")
+    if c is None:
+        return None
+    F = _F()
+    return c.where(F.col("window") == "600").withColumn("component_name", F.concat_ws("/", "topology_id", "component"))
+
+
+def storm_component_trend(w: Window) -> Any | None:
+    """Per snapshot and component, its last 10 minutes: throughput (tuples/s a bolt executed or a
+    spout emitted), acked, failed and capacity."""
+    c = _components(w)
+    if c is None:
+        return None
+    F = _F()
+    return c.select(
+        "cluster",
+        "snapshot_id",
+        "snapshot_time",
+        "component_name",
+        (F.coalesce(F.col("executed"), F.col("emitted")) / 600.0).alias("throughput_per_s"),
+        "acked",
+        "failed",
+        "capacity",
+    )
+
+
+def storm_failure_rise_events(w: Window) -> Any | None:
+    """Components whose failed tuples (last 10 minutes) rose since the previous snapshot, by how many."""
+    c = _components(w)
+    if c is None:
+        return None
+    F = _F()
+    pairs = _pairs(c.select("cluster", "snapshot_id", "component_name", "failed"), w.snaps, ["component_name"])
+    return pairs.where(F.col("failed") > F.col("prev_failed")).select(
+        "cluster", "snapshot_id", "component_name", (F.col("failed") - F.col("prev_failed")).alias("failure_rise")
+    )
+
+
+# --- facts: Kafka ----------------------------------------------------------------------------------------
+
+
+def _live_brokers(w: Window) -> Any | None:
+    b = w.table("kafka_brokers")
+    return None if b is None else b.where(_F().col("alive"))
+
+
+def kafka_brokers(w: Window) -> Any | None:
+    """Per snapshot: registered brokers, brokers gone since the previous snapshot, new ones, and restarts
+    (the same id registered again: its registration timestamp, epoch or session changed)."""
+    live = _live_brokers(w)
+    if live is None:
+        return None
+    F = _F()
+    registration = F.concat_ws(
+        "/", *[F.coalesce(F.col(c).cast("string"), F.lit("")) for c in ("timestamp_ms", "broker_epoch", "session_id")]
+    )
+    live = live.withColumn("registration", registration)
+    restarts = (
+        _pairs(live.select("cluster", "snapshot_id", "broker_id", "registration"), w.snaps, ["broker_id"])
+        .where(F.col("registration") != F.col("prev_registration"))
+        .groupBy("snapshot_id")
+        .count()
+        .withColumnRenamed("count", "restarts")
+    )
+    return churn(live, w.snaps, ["broker_id"], "brokers").join(restarts, "snapshot_id", "left").fillna(0, ["restarts"])
+
+
+def kafka_broker_presence(w: Window) -> Any | None:
+    """Each registered broker of each snapshot, with its endpoint."""
+    live = _live_brokers(w)
+    if live is None:
+        return None
+    F = _F()
+    return live.select(
+        "cluster",
+        "snapshot_id",
+        "snapshot_time",
+        "broker_id",
+        F.concat_ws(":", "host", F.col("port").cast("string")).alias("endpoint"),
+    )
+
+
+def kafka_broker_impact(w: Window) -> Any | None:
+    """Per snapshot, each broker named in replica lists but not registered: the partitions it is a
+    replica of, the preferred leader of, and how many of them are offline."""
+    partitions = w.table("kafka_partitions")
+    if partitions is None:
+        return None
+    F = _F()
+    replicas = partitions.select(
+        "cluster", "snapshot_id", "offline", F.posexplode("replicas").alias("position", "broker_id")
+    )
+    live = _live_brokers(w)
+    if live is not None:
+        replicas = replicas.join(live.select("snapshot_id", "broker_id"), ["snapshot_id", "broker_id"], "left_anti")
+    return replicas.groupBy("cluster", "snapshot_id", "broker_id").agg(
+        F.count(F.lit(1)).alias("replica_of"),
+        F.sum(F.col("offline").cast("int")).alias("offline"),
+        F.sum((F.col("position") == 0).cast("int")).alias("preferred"),
+    )
+
+
+def kafka_controller(w: Window) -> Any | None:
+    """Per snapshot: the controller broker and epoch, and how many elections happened since the
+    previous snapshot (the epoch delta: every election bumps it once)."""
+    epochs = w.table("kafka_controller_epochs")
+    controllers = w.table("kafka_controllers")
+    if epochs is None and controllers is None:
+        return None
+    F, W = _F(), _window()
+    out = w.snaps.select("cluster", "snapshot_id", "snapshot_time", "idx")
+    if controllers is not None:
+        out = out.join(controllers.select("snapshot_id", F.col("broker_id").alias("controller")), "snapshot_id", "left")
+    if epochs is not None:
+        out = out.join(epochs.select("snapshot_id", "epoch"), "snapshot_id", "left")
+        by_cluster = W.partitionBy("cluster").orderBy("idx")
+        previous = F.lag("epoch").over(by_cluster)
+        # only a comparison with the snapshot just before counts (idx - 1), as for every other pair
+        adjacent = F.lag("idx").over(by_cluster) == F.col("idx") - 1
+        out = out.withColumn("elections", F.when(adjacent, F.col("epoch") - previous))
+    return out.drop("idx")
+
+
+def kafka_partition_health(w: Window) -> Any | None:
+    p = w.table("kafka_partitions")
+    if p is None:
+        return None
+    F = _F()
+
+    def count(flag: str) -> Any:
+        return F.sum(F.coalesce(F.col(flag).cast("int"), F.lit(0)))
+
+    per = p.groupBy("snapshot_id").agg(
+        F.count(F.lit(1)).alias("partitions"),
+        count("offline").alias("offline"),
+        count("under_replicated").alias("under_replicated"),
+        count("under_min_isr").alias("under_min_isr"),
+        count("at_min_isr").alias("at_min_isr"),
+        F.sum((F.col("preferred_leader") == F.lit(False)).cast("int")).alias("not_preferred_leader"),
+        F.countDistinct("topic").alias("topics"),
+    )
+    return w.snaps.select("cluster", "snapshot_id", "snapshot_time").join(per, "snapshot_id", "left").fillna(0)
+
+
+def kafka_under_replicated(w: Window) -> Any | None:
+    p = w.table("kafka_partitions")
+    if p is None:
+        return None
+    return p.where(_F().col("under_replicated")).select("cluster", "snapshot_id", "topic", "partition")
+
+
+def kafka_offline_topics(w: Window) -> Any | None:
+    """Per snapshot, each topic with offline partitions (no live leader), and how many."""
+    p = w.table("kafka_partitions")
+    if p is None:
+        return None
+    F = _F()
+    return p.where(F.col("offline")).groupBy("cluster", "snapshot_id", "topic").agg(F.count(F.lit(1)).alias("offline"))
+
+
+def _isr_pairs(w: Window) -> Any | None:
+    """Each partition with its ISR and leader in the previous snapshot (``prev_isr``, ``prev_leader``)."""
+    p = w.table("kafka_partitions")
+    if p is None:
+        return None
+    return _pairs(
+        p.select("cluster", "snapshot_id", "topic", "partition", "isr", "leader"), w.snaps, ["topic", "partition"]
+    )
+
+
+def kafka_isr_shrinks(w: Window) -> Any | None:
+    """Per snapshot, topic and broker: replicas that left a partition's ISR since the previous snapshot."""
+    pairs = _isr_pairs(w)
+    if pairs is None:
+        return None
+    F = _F()
+    left = pairs.withColumn("broker_id", F.explode(F.array_except("prev_isr", "isr")))
+    return (
+        _timed(left, w.snaps)
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "topic", "broker_id")
+        .count()
+        .withColumnRenamed("count", "isr_shrinks")
+    )
+
+
+def kafka_leader_changes(w: Window) -> Any | None:
+    """Per snapshot, topic and broker: partitions whose leader changed, counted for the broker that lost it."""
+    pairs = _isr_pairs(w)
+    if pairs is None:
+        return None
+    F = _F()
+    changed = pairs.where(~F.col("leader").eqNullSafe(F.col("prev_leader")))
+    return (
+        _timed(changed, w.snaps)
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "topic", F.col("prev_leader").alias("broker_id"))
+        .count()
+        .withColumnRenamed("count", "leader_changes")
+    )
+
+
+def kafka_topic_churn(w: Window) -> Any | None:
+    t = w.table("kafka_topics")
+    return None if t is None else churn(t, w.snaps, ["topic"], "topics")
+
+
+# --- facts: ZooKeeper ------------------------------------------------------------------------------------
+
+
+def zookeeper_subtrees(w: Window) -> Any | None:
+    """Per snapshot: znodes and data bytes under each subtree two levels deep (``/kafka/brokers``)."""
+    z = w.table("znodes")
+    if z is None:
+        return None
+    F = _F()
+    parts = F.split(F.col("path"), "/")
+    subtree = F.when(F.size(parts) <= 2, F.col("path")).otherwise(
+        F.concat_ws("/", F.lit(""), F.element_at(parts, 2), F.element_at(parts, 3))
+    )
+    return (
+        z.withColumn("subtree", subtree)
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "subtree")
+        .agg(F.count(F.lit(1)).alias("znodes"), F.sum("data_length").alias("bytes"))
+    )
+
+
+@dataclass(frozen=True)
+class Fact:
+    name: str
+    compute: Callable[[Window], Any | None]
+    reads: tuple[str, ...]  # the snapshot tables it reads
+
+
+FACTS = [
+    Fact("storm_topology_status", storm_topology_status, ("storm_topologies",)),
+    Fact("storm_topology_churn", storm_topology_churn, ("storm_topologies",)),
+    Fact("storm_errors_unique", storm_errors_unique, ("storm_errors",)),
+    Fact("storm_supervisor_presence", storm_supervisor_presence, ("storm_supervisors",)),
+    Fact("storm_supervisor_restarts", storm_supervisor_restarts, ("storm_supervisors",)),
+    Fact("storm_workers", storm_workers, ("storm_workers",)),
+    Fact("storm_executor_moves", storm_executor_moves, ("storm_executors",)),
+    Fact("storm_component_trend", storm_component_trend, ("storm_component_stats",)),
+    Fact("storm_failure_rise_events", storm_failure_rise_events, ("storm_component_stats",)),
+    Fact("kafka_brokers", kafka_brokers, ("kafka_brokers",)),
+    Fact("kafka_broker_presence", kafka_broker_presence, ("kafka_brokers",)),
+    Fact("kafka_broker_impact", kafka_broker_impact, ("kafka_partitions", "kafka_brokers")),
+    Fact("kafka_controller", kafka_controller, ("kafka_controller_epochs", "kafka_controllers")),
+    Fact("kafka_partition_health", kafka_partition_health, ("kafka_partitions",)),
+    Fact("kafka_under_replicated", kafka_under_replicated, ("kafka_partitions",)),
+    Fact("kafka_offline_topics", kafka_offline_topics, ("kafka_partitions",)),
+    Fact("kafka_isr_shrinks", kafka_isr_shrinks, ("kafka_partitions",)),
+    Fact("kafka_leader_changes", kafka_leader_changes, ("kafka_partitions",)),
+    Fact("kafka_topic_churn", kafka_topic_churn, ("kafka_topics",)),
+    Fact("zookeeper_subtrees", zookeeper_subtrees, ("znodes",)),
+]
+SNAPSHOT_TABLES = sorted({name for fact in FACTS for name in fact.reads})  # what the history reads
+
+
+# --- metrics over the whole history ----------------------------------------------------------------------
+
+
+def as_kept(fact: str) -> Callable[[History], Any | None]:
+    """A metric that is a fact as it is, without the snapshot id."""
+
+    def compute(h: History) -> Any | None:
+        rows = h.fact(fact)
+        return None if rows is None else rows.drop("snapshot_id")
+
+    compute.__doc__ = f"The {fact} fact of every snapshot."
+    return compute
+
+
+def _errors(h: History) -> Any | None:
+    return h.fact("storm_errors_unique")
+
+
+def storm_errors_daily(h: History) -> Any | None:
+    e = _errors(h)
     if e is None:
         return None
     F = _F()
@@ -114,8 +525,8 @@ def signature_column(column: Any) -> Any:
     return F.substring(F.trim(text), 1, 200)
 
 
-def storm_error_signatures(s: SnapshotSet, snaps: Any) -> Any | None:
-    e = _errors(s)
+def storm_error_signatures(h: History) -> Any | None:
+    e = _errors(h)
     if e is None:
         return None
     F = _F()
@@ -140,16 +551,16 @@ def presence_grid(snaps: Any, df: Any, key: str) -> Any:
     return snaps.join(keys, "cluster").join(present, ["snapshot_id", key], "left").fillna(False, ["present"])
 
 
-def storm_supervisors(s: SnapshotSet, snaps: Any) -> Any | None:
+def storm_supervisors(h: History) -> Any | None:
     """Per snapshot: supervisors present, missing (seen before in this cluster), restarted (uptime went
     down since the previous snapshot) and slot utilisation (used ports / ports)."""
-    sup = s.table("storm_supervisors")
+    sup = h.fact("storm_supervisor_presence")
     if sup is None:
         return None
     F = _F()
-    grid = presence_grid(snaps, sup, "hostname")
+    grid = presence_grid(h.snaps, sup, "hostname")
     first_seen = (
-        sup.join(snaps.select("snapshot_id", "idx"), "snapshot_id")
+        sup.join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
         .groupBy("cluster", "hostname")
         .agg(F.min("idx").alias("first_idx"))
     )
@@ -160,20 +571,14 @@ def storm_supervisors(s: SnapshotSet, snaps: Any) -> Any | None:
         .count()
         .withColumnRenamed("count", "missing")
     )
-    restarts = (
-        _pairs(sup.select("cluster", "snapshot_id", "hostname", "uptime_secs"), snaps, ["hostname"])
-        .where(F.col("uptime_secs") < F.col("prev_uptime_secs"))
-        .groupBy("snapshot_id")
-        .count()
-        .withColumnRenamed("count", "restarts")
-    )
+    restarts = _restarts(h).groupBy("snapshot_id").count().withColumnRenamed("count", "restarts")
     slots = sup.groupBy("snapshot_id").agg(
         F.count(F.lit(1)).alias("present"),
-        F.sum(F.size("used_ports")).alias("used_slots"),
-        F.sum(F.size("ports")).alias("slots"),
+        F.sum("used_slots").alias("used_slots"),
+        F.sum("slots").alias("slots"),
     )
     return (
-        snaps.select("cluster", "snapshot_id", "snapshot_time")
+        h.snaps.select("cluster", "snapshot_id", "snapshot_time")
         .join(slots, "snapshot_id", "left")
         .join(missing, "snapshot_id", "left")
         .join(restarts, "snapshot_id", "left")
@@ -186,21 +591,25 @@ def storm_supervisors(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
-def storm_supervisor_flaps(s: SnapshotSet, snaps: Any) -> Any | None:
+def _restarts(h: History) -> Any:
+    restarts = h.fact("storm_supervisor_restarts")
+    if restarts is None:
+        return h.snaps.select("cluster", "snapshot_id", _F().lit("").alias("hostname")).limit(0)
+    return restarts
+
+
+def storm_supervisor_flaps(h: History) -> Any | None:
     """Per supervisor host: how often it came back after being absent (a flap), how often it restarted."""
-    sup = s.table("storm_supervisors")
+    sup = h.fact("storm_supervisor_presence")
     if sup is None:
         return None
     F, W = _F(), _window()
-    grid = presence_grid(snaps, sup, "hostname")
+    grid = presence_grid(h.snaps, sup, "hostname")
     by_host = W.partitionBy("cluster", "hostname").orderBy("idx")
     flagged = grid.withColumn("was_present", F.lag("present").over(by_host)).withColumn(
         "seen_before", F.max(F.col("present").cast("int")).over(by_host.rowsBetween(W.unboundedPreceding, -1))
     )
     returns = flagged.where(F.col("present") & ~F.col("was_present") & (F.col("seen_before") == 1))
-    restarts = _pairs(sup.select("cluster", "snapshot_id", "hostname", "uptime_secs"), snaps, ["hostname"]).where(
-        F.col("uptime_secs") < F.col("prev_uptime_secs")
-    )
     absent = flagged.where(~F.col("present") & (F.col("seen_before") == 1))
     return (
         sup.select("cluster", "hostname")
@@ -211,7 +620,7 @@ def storm_supervisor_flaps(s: SnapshotSet, snaps: Any) -> Any | None:
             "left",
         )
         .join(
-            restarts.groupBy("cluster", "hostname").count().withColumnRenamed("count", "restarts"),
+            _restarts(h).groupBy("cluster", "hostname").count().withColumnRenamed("count", "restarts"),
             ["cluster", "hostname"],
             "left",
         )
@@ -224,101 +633,17 @@ def storm_supervisor_flaps(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
-def storm_workers(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot: workers, workers with a stale heartbeat, and worker restarts (uptime went down)."""
-    w = s.table("storm_workers")
-    if w is None:
-        return None
-    F = _F()
-    counts = w.groupBy("snapshot_id").agg(
-        F.count(F.lit(1)).alias("workers"), F.sum(F.coalesce(F.col("stale").cast("int"), F.lit(0))).alias("stale")
-    )
-    restarts = (
-        _pairs(
-            w.select("cluster", "snapshot_id", "topology_id", "node", "port", "uptime_secs"),
-            snaps,
-            ["topology_id", "node", "port"],
-        )
-        .where(F.col("uptime_secs") < F.col("prev_uptime_secs"))
-        .groupBy("snapshot_id")
-        .count()
-        .withColumnRenamed("count", "restarts")
-    )
-    return (
-        snaps.select("cluster", "snapshot_id", "snapshot_time")
-        .join(counts, "snapshot_id", "left")
-        .join(restarts, "snapshot_id", "left")
-        .fillna(0, ["workers", "stale", "restarts"])
-        .drop("snapshot_id")
-    )
-
-
-def storm_executor_moves(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot and topology: executors whose node or port changed since the previous snapshot."""
-    x = s.table("storm_executors")
-    if x is None:
-        return None
-    F = _F()
-    pairs = _pairs(
-        x.select("cluster", "snapshot_id", "topology_id", "start_task", "end_task", "node", "port"),
-        snaps,
-        ["topology_id", "start_task", "end_task"],
-    )
-    moved = pairs.where((F.col("node") != F.col("prev_node")) | (F.col("port") != F.col("prev_port")))
-    return (
-        moved.join(snaps.select("snapshot_id", "snapshot_time"), "snapshot_id")
-        .groupBy("cluster", "snapshot_time", "topology_id")
-        .count()
-        .withColumnRenamed("count", "moved_executors")
-    )
-
-
-BUSY_CAPACITY = 0.8  # Storm UI flags a bolt whose capacity nears 1: it cannot keep up
-BUSY_SNAPSHOTS = 2  # above it in this many consecutive snapshots, up to the newest = stays busy
-
-
-def _components(s: SnapshotSet, snaps: Any) -> Any | None:
-    """storm_component_stats in the 10-minute window at each snapshot, labelled ``topology/component``."""
-    c = s.table("storm_component_stats")
-    if c is None:
-        return None
-    F = _F()
-    return (
-        c.where(F.col("window") == "600")
-        .withColumn("component_name", F.concat_ws("/", "topology_id", "component"))
-        .join(snaps.select("snapshot_id", "idx"), "snapshot_id")
-    )
-
-
-def storm_component_trend(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot and component, its last 10 minutes: throughput (tuples/s a bolt executed or a
-    spout emitted), acked, failed and capacity."""
-    c = _components(s, snaps)
-    if c is None:
-        return None
-    F = _F()
-    return c.select(
-        "cluster",
-        "snapshot_time",
-        "component_name",
-        (F.coalesce(F.col("executed"), F.col("emitted")) / 600.0).alias("throughput_per_s"),
-        "acked",
-        "failed",
-        "capacity",
-    )
-
-
-def storm_busy_components(s: SnapshotSet, snaps: Any) -> Any | None:
+def storm_busy_components(h: History) -> Any | None:
     """Bolts whose capacity stays above ``BUSY_CAPACITY``: above it in at least ``BUSY_SNAPSHOTS``
     consecutive snapshots up to the newest, with how many and the lowest capacity in that run."""
-    c = _components(s, snaps)
+    c = h.fact("storm_component_trend")
     if c is None:
         return None
     F, W = _F(), _window()
-    busy = c.where(F.col("capacity") > BUSY_CAPACITY)
+    busy = c.where(F.col("capacity") > BUSY_CAPACITY).join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
     by_component = W.partitionBy("cluster", "component_name").orderBy("idx")
     runs = busy.withColumn("run", F.col("idx") - F.row_number().over(by_component))
-    last_idx = snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
+    last_idx = h.snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
     return (
         runs.groupBy("cluster", "component_name", "run")
         .agg(
@@ -332,113 +657,29 @@ def storm_busy_components(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
-def storm_failure_rises(s: SnapshotSet, snaps: Any) -> Any | None:
+def storm_failure_rises(h: History) -> Any | None:
     """Components whose failed tuples (last 10 minutes) rose from one snapshot to the next: the sum of
     the rises over the history and in how many snapshots they rose."""
-    c = _components(s, snaps)
-    if c is None:
+    rises = h.fact("storm_failure_rise_events")
+    if rises is None:
         return None
     F = _F()
-    pairs = _pairs(c.select("cluster", "snapshot_id", "component_name", "failed"), snaps, ["component_name"])
-    return (
-        pairs.where(F.col("failed") > F.col("prev_failed"))
-        .groupBy("cluster", "component_name")
-        .agg(
-            F.sum(F.col("failed") - F.col("prev_failed")).alias("failure_rise"),
-            F.count(F.lit(1)).alias("snapshots_rising"),
-        )
+    return rises.groupBy("cluster", "component_name").agg(
+        F.sum("failure_rise").alias("failure_rise"), F.count(F.lit(1)).alias("snapshots_rising")
     )
 
 
-# --- Kafka ---------------------------------------------------------------------------------------------
-
-
-def kafka_brokers(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot: registered brokers, brokers gone since the previous snapshot, new ones, and restarts
-    (the same id registered again: its registration timestamp, epoch or session changed)."""
-    b = s.table("kafka_brokers")
-    if b is None:
-        return None
-    F = _F()
-    registration = F.concat_ws(
-        "/", *[F.coalesce(F.col(c).cast("string"), F.lit("")) for c in ("timestamp_ms", "broker_epoch", "session_id")]
-    )
-    live = b.where(F.col("alive")).withColumn("registration", registration)
-    restarts = (
-        _pairs(live.select("cluster", "snapshot_id", "broker_id", "registration"), snaps, ["broker_id"])
-        .where(F.col("registration") != F.col("prev_registration"))
-        .groupBy("snapshot_id")
-        .count()
-        .withColumnRenamed("count", "restarts")
-    )
-    return (
-        churn(live, snaps, ["broker_id"], "brokers")
-        .join(snaps.select("snapshot_id", "snapshot_time", "cluster"), ["cluster", "snapshot_time"])
-        .join(restarts, "snapshot_id", "left")
-        .fillna(0, ["restarts"])
-        .drop("snapshot_id")
-    )
-
-
-def kafka_controller(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot: the controller broker and epoch, and how many elections happened since the
-    previous snapshot (the epoch delta: every election bumps it once)."""
-    epochs = s.table("kafka_controller_epochs")
-    controllers = s.table("kafka_controllers")
-    if epochs is None and controllers is None:
-        return None
-    F, W = _F(), _window()
-    out = snaps.select("cluster", "snapshot_id", "snapshot_time", "idx")
-    if controllers is not None:
-        out = out.join(controllers.select("snapshot_id", F.col("broker_id").alias("controller")), "snapshot_id", "left")
-    if epochs is not None:
-        out = out.join(epochs.select("snapshot_id", "epoch"), "snapshot_id", "left")
-        by_cluster = W.partitionBy("cluster").orderBy("idx")
-        out = out.withColumn("elections", F.col("epoch") - F.lag("epoch").over(by_cluster))
-    return out.drop("snapshot_id", "idx")
-
-
-def kafka_partition_health(s: SnapshotSet, snaps: Any) -> Any | None:
-    p = s.table("kafka_partitions")
-    if p is None:
-        return None
-    F = _F()
-
-    def count(flag: str) -> Any:
-        return F.sum(F.coalesce(F.col(flag).cast("int"), F.lit(0)))
-
-    per = p.groupBy("snapshot_id").agg(
-        F.count(F.lit(1)).alias("partitions"),
-        count("offline").alias("offline"),
-        count("under_replicated").alias("under_replicated"),
-        count("under_min_isr").alias("under_min_isr"),
-        count("at_min_isr").alias("at_min_isr"),
-        F.sum((F.col("preferred_leader") == F.lit(False)).cast("int")).alias("not_preferred_leader"),
-        F.countDistinct("topic").alias("topics"),
-    )
-    return (
-        snaps.select("cluster", "snapshot_id", "snapshot_time")
-        .join(per, "snapshot_id", "left")
-        .fillna(0)
-        .drop("snapshot_id")
-    )
-
-
-def kafka_chronic_under_replicated(s: SnapshotSet, snaps: Any) -> Any | None:
+def kafka_chronic_under_replicated(h: History) -> Any | None:
     """Partitions under-replicated in at least ``CHRONIC_SNAPSHOTS`` consecutive snapshots: each run
     with its length, first and last snapshot time, and whether it still goes on in the newest one."""
-    p = s.table("kafka_partitions")
-    if p is None:
+    under = h.fact("kafka_under_replicated")
+    if under is None:
         return None
     F, W = _F(), _window()
-    under = (
-        p.where(F.col("under_replicated"))
-        .select("cluster", "snapshot_id", "topic", "partition")
-        .join(snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
-    )
+    under = under.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
     by_partition = W.partitionBy("cluster", "topic", "partition").orderBy("idx")
     runs = under.withColumn("run", F.col("idx") - F.row_number().over(by_partition))
-    last_idx = snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
+    last_idx = h.snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
     return (
         runs.groupBy("cluster", "topic", "partition", "run")
         .agg(
@@ -454,98 +695,37 @@ def kafka_chronic_under_replicated(s: SnapshotSet, snaps: Any) -> Any | None:
     )
 
 
-def _isr_pairs(s: SnapshotSet, snaps: Any) -> Any | None:
-    p = s.table("kafka_partitions")
-    if p is None:
-        return None
-    return _pairs(
-        p.select("cluster", "snapshot_id", "topic", "partition", "isr", "leader"), snaps, ["topic", "partition"]
-    )
-
-
-def kafka_isr_shrinks(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot, topic and broker: replicas that left a partition's ISR since the previous snapshot."""
-    pairs = _isr_pairs(s, snaps)
-    if pairs is None:
-        return None
-    F = _F()
-    left = pairs.withColumn("broker_id", F.explode(F.array_except("prev_isr", "isr")))
-    return (
-        left.join(snaps.select("snapshot_id", "snapshot_time"), "snapshot_id")
-        .groupBy("cluster", "snapshot_time", "topic", "broker_id")
-        .count()
-        .withColumnRenamed("count", "isr_shrinks")
-    )
-
-
-def kafka_leader_changes(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot, topic and broker: partitions whose leader changed, counted for the broker that lost it."""
-    pairs = _isr_pairs(s, snaps)
-    if pairs is None:
-        return None
-    F = _F()
-    changed = pairs.where(~F.col("leader").eqNullSafe(F.col("prev_leader")))
-    return (
-        changed.join(snaps.select("snapshot_id", "snapshot_time"), "snapshot_id")
-        .groupBy("cluster", "snapshot_time", "topic", F.col("prev_leader").alias("broker_id"))
-        .count()
-        .withColumnRenamed("count", "leader_changes")
-    )
-
-
-def kafka_topic_churn(s: SnapshotSet, snaps: Any) -> Any | None:
-    t = s.table("kafka_topics")
-    return None if t is None else churn(t, snaps, ["topic"], "topics")
-
-
-# --- ZooKeeper -----------------------------------------------------------------------------------------
-
-
-def zookeeper_subtrees(s: SnapshotSet, snaps: Any) -> Any | None:
-    """Per snapshot: znodes and data bytes under each subtree two levels deep (``/kafka/brokers``)."""
-    z = s.table("znodes")
-    if z is None:
-        return None
-    F = _F()
-    parts = F.split(F.col("path"), "/")
-    subtree = F.when(F.size(parts) <= 2, F.col("path")).otherwise(
-        F.concat_ws("/", F.lit(""), F.element_at(parts, 2), F.element_at(parts, 3))
-    )
-    return (
-        z.withColumn("subtree", subtree)
-        .groupBy("cluster", "snapshot_time", "subtree")
-        .agg(F.count(F.lit(1)).alias("znodes"), F.sum("data_length").alias("bytes"))
-    )
-
-
 @dataclass(frozen=True)
 class Metric:
     name: str
     system: str
     title: str
-    compute: Callable[[SnapshotSet, Any], Any | None]
+    compute: Callable[[History], Any | None]
 
 
 METRICS = [
-    Metric("storm_topology_status", "Storm", "Topologies by status", storm_topology_status),
-    Metric("storm_topology_churn", "Storm", "Topologies started and stopped", storm_topology_churn),
+    Metric("storm_topology_status", "Storm", "Topologies by status", as_kept("storm_topology_status")),
+    Metric("storm_topology_churn", "Storm", "Topologies started and stopped", as_kept("storm_topology_churn")),
     Metric("storm_errors_daily", "Storm", "Errors per day (de-duplicated)", storm_errors_daily),
     Metric("storm_error_signatures", "Storm", "Recurring error signatures", storm_error_signatures),
     Metric("storm_supervisors", "Storm", "Supervisors, restarts and slot use", storm_supervisors),
     Metric("storm_supervisor_flaps", "Storm", "Flapping supervisors", storm_supervisor_flaps),
-    Metric("storm_workers", "Storm", "Workers: stale heartbeats and restarts", storm_workers),
-    Metric("storm_executor_moves", "Storm", "Executors that moved", storm_executor_moves),
+    Metric("storm_workers", "Storm", "Workers: stale heartbeats and restarts", as_kept("storm_workers")),
+    Metric("storm_executor_moves", "Storm", "Executors that moved", as_kept("storm_executor_moves")),
     Metric(
-        "storm_component_trend", "Storm", "Component capacity (last 10 minutes at each snapshot)", storm_component_trend
+        "storm_component_trend",
+        "Storm",
+        "Component capacity (last 10 minutes at each snapshot)",
+        as_kept("storm_component_trend"),
     ),
     Metric("storm_busy_components", "Storm", f"Bolts that stay above capacity {BUSY_CAPACITY}", storm_busy_components),
     Metric("storm_failure_rises", "Storm", "Components whose failures rose", storm_failure_rises),
-    Metric("kafka_brokers", "Kafka", "Live brokers and restarts", kafka_brokers),
-    Metric("kafka_controller", "Kafka", "Controller and elections", kafka_controller),
-    Metric("kafka_partition_health", "Kafka", "Partition health", kafka_partition_health),
+    Metric("kafka_brokers", "Kafka", "Live brokers and restarts", as_kept("kafka_brokers")),
+    Metric("kafka_controller", "Kafka", "Controller and elections", as_kept("kafka_controller")),
+    Metric("kafka_partition_health", "Kafka", "Partition health", as_kept("kafka_partition_health")),
     Metric("kafka_chronic_under_replicated", "Kafka", "Chronically under-replicated", kafka_chronic_under_replicated),
-    Metric("kafka_isr_shrinks", "Kafka", "ISR shrinks", kafka_isr_shrinks),
-    Metric("kafka_leader_changes", "Kafka", "Leader changes", kafka_leader_changes),
-    Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", kafka_topic_churn),
-    Metric("zookeeper_subtrees", "ZooKeeper", "Znodes and bytes per subtree", zookeeper_subtrees),
+    Metric("kafka_isr_shrinks", "Kafka", "ISR shrinks", as_kept("kafka_isr_shrinks")),
+    Metric("kafka_leader_changes", "Kafka", "Leader changes", as_kept("kafka_leader_changes")),
+    Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", as_kept("kafka_topic_churn")),
+    Metric("zookeeper_subtrees", "ZooKeeper", "Znodes and bytes per subtree", as_kept("zookeeper_subtrees")),
 ]

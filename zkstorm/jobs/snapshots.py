@@ -8,7 +8,9 @@ and files are read through Spark, so SNAPSHOTS may be any path Hadoop can open (
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
@@ -25,6 +27,7 @@ class SnapshotRef:
     snapshot_time: datetime
     index: int  # position in its cluster's sequence, from 0
     files: tuple[str, ...]
+    rows: dict[str, int]  # table → rows, from the manifest
 
 
 def _time(value: str) -> datetime:
@@ -51,7 +54,8 @@ class SnapshotSet:
             index = position.get(m["cluster"], 0)
             position[m["cluster"]] = index + 1
             files = tuple(f"{self.base}/{f}" for f in m.get("files", ()))
-            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], _time(m["snapshot_time"]), index, files))
+            rows = {k: int(v) for k, v in (m.get("tables") or {}).items() if isinstance(v, int)}
+            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], _time(m["snapshot_time"]), index, files, rows))
         self.snapshots = refs
 
     def _manifests(self) -> list[dict[str, Any]]:
@@ -78,27 +82,66 @@ class SnapshotSet:
 
     def frame(self) -> Any:
         """One row per snapshot: cluster, snapshot_id, snapshot_time, idx, prev_id (null for the first)."""
-        from pyspark.sql import types as T
+        return snapshot_frame(self.spark, [(r.cluster, r.snapshot_id, r.snapshot_time) for r in self.snapshots])
 
-        rows = []
-        previous: dict[str, str] = {}
-        for ref in self.snapshots:
-            rows.append((ref.cluster, ref.snapshot_id, ref.snapshot_time, ref.index, previous.get(ref.cluster)))
-            previous[ref.cluster] = ref.snapshot_id
-        schema = T.StructType(
-            [
-                T.StructField("cluster", T.StringType(), False),
-                T.StructField("snapshot_id", T.StringType(), False),
-                T.StructField("snapshot_time", T.TimestampType(), False),
-                T.StructField("idx", T.IntegerType(), False),
-                T.StructField("prev_id", T.StringType(), True),
-            ]
-        )
-        return self.spark.createDataFrame(rows, schema)
-
-    def table(self, name: str) -> Any | None:
-        """The rows of one table from the committed snapshots only, or None if none of them has it."""
-        paths = [f for ref in self.snapshots for f in ref.files if f[len(self.base) + 1 :].split("/", 1)[0] == name]
+    def table(self, name: str, ids: Collection[str] | None = None) -> Any | None:
+        """The rows of one table from the committed snapshots (those in ``ids`` only, when given), or None
+        if none of them has it. Read with the table's schema from ``zkstorm.snapshot`` when it is one of
+        zkstorm's tables, so Spark neither infers nor merges schemas (a column an older snapshot lacks
+        reads as null)."""
+        prefix = len(self.base) + 1
+        paths = [
+            f
+            for ref in self.snapshots
+            if ids is None or ref.snapshot_id in ids
+            for f in ref.files
+            if f[prefix:].split("/", 1)[0] == name
+        ]
         if not paths:
             return None
-        return self.spark.read.option("mergeSchema", "true").parquet(*paths)
+        schema = spark_schema(name)
+        reader = self.spark.read.schema(schema) if schema is not None else self.spark.read.option("mergeSchema", "true")
+        return reader.parquet(*paths)
+
+
+def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> Any:
+    """One row per (cluster, snapshot_id, snapshot_time), in time order within each cluster: ``idx`` its
+    position from 0, ``prev_id`` the snapshot before it (null for the first)."""
+    from pyspark.sql import types as T
+
+    rows = []
+    position: dict[str, int] = {}
+    previous: dict[str, str] = {}
+    for cluster, snapshot_id, at in sorted(snapshots, key=lambda s: (s[0], s[2], s[1])):
+        index = position.get(cluster, 0)
+        position[cluster] = index + 1
+        rows.append((cluster, snapshot_id, at, index, previous.get(cluster)))
+        previous[cluster] = snapshot_id
+    schema = T.StructType(
+        [
+            T.StructField("cluster", T.StringType(), False),
+            T.StructField("snapshot_id", T.StringType(), False),
+            T.StructField("snapshot_time", T.TimestampType(), False),
+            T.StructField("idx", T.IntegerType(), False),
+            T.StructField("prev_id", T.StringType(), True),
+        ]
+    )
+    return spark.createDataFrame(rows, schema)
+
+
+@functools.cache
+def _record_types() -> dict[str, type]:
+    from ..records import RECORD_TYPES, DecodeFailure, Unreadable, Znode
+    from ..snapshot import table_name
+
+    return {table_name(t): t for t in (*RECORD_TYPES, Znode, DecodeFailure, Unreadable)}
+
+
+def spark_schema(name: str) -> Any | None:
+    """The Spark schema of one of zkstorm's snapshot tables (None for a table it does not know)."""
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    from ..snapshot import arrow_schema
+
+    record_type = _record_types().get(name)
+    return None if record_type is None else from_arrow_schema(arrow_schema(record_type))

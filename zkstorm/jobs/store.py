@@ -1,0 +1,137 @@
+"""What the history keeps between runs, under ``OUT/_history``, so a nightly run reads only new snapshots.
+
+Each run appends the facts (``metrics.FACTS``) of the snapshots it processed, one Parquet folder per
+fact and run (``facts/<fact>/run=<id>``), then commits by writing its marker (``runs/<id>``: the
+snapshots it covers, the facts it wrote, the runs it replaces). A run without a marker (it died) is not
+there for the next one. A full rebuild, and a compaction (every ``COMPACT_AFTER`` runs, so the facts
+stay a few files each), write one run that replaces all before it; the replaced folders are removed
+once the new marker is written. Everything goes through Spark and Hadoop's FileSystem, so OUT may be
+any path Spark can write (``hdfs://``, ``s3a://``, a local folder).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+STORE = "_history"
+VERSION = 1  # a store of another version is rebuilt, not read
+COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
+
+
+@dataclass(frozen=True)
+class Run:
+    run_id: str
+    snapshots: tuple[tuple[str, str, datetime], ...]  # (cluster, snapshot_id, snapshot_time)
+    facts: tuple[str, ...]
+    replaces: tuple[str, ...]
+    version: int
+
+
+def _time(value: str) -> datetime:
+    return datetime.fromisoformat(value).astimezone(timezone.utc)
+
+
+class HistoryStore:
+    def __init__(self, spark: Any, out: str) -> None:
+        self.spark = spark
+        self.base = f"{out.rstrip('/')}/{STORE}"
+        self.runs = self._live_runs()
+        self._read: dict[str, Any] = {}
+
+    def _markers(self) -> list[Run]:
+        try:
+            pairs = self.spark.sparkContext.wholeTextFiles(f"{self.base}/runs/*/part-*").collect()
+        except Exception as exc:  # Py4J wraps "input path does not exist"
+            if "does not exist" in str(exc) or "Input Pattern" in str(exc):
+                return []
+            raise
+        runs = []
+        for _, text in pairs:
+            m = json.loads(text)
+            runs.append(
+                Run(
+                    m["run"],
+                    tuple((s["cluster"], s["snapshot_id"], _time(s["snapshot_time"])) for s in m["snapshots"]),
+                    tuple(m["facts"]),
+                    tuple(m.get("replaces", ())),
+                    int(m.get("version", 0)),
+                )
+            )
+        return runs
+
+    def _live_runs(self) -> list[Run]:
+        """The committed runs that no later run replaced."""
+        runs = self._markers()
+        replaced = {r for run in runs for r in run.replaces}
+        return sorted((run for run in runs if run.run_id not in replaced), key=lambda run: run.run_id)
+
+    @property
+    def usable(self) -> bool:
+        return bool(self.runs) and all(run.version == VERSION for run in self.runs)
+
+    def snapshots(self) -> list[tuple[str, str, datetime]]:
+        return [s for run in self.runs for s in run.snapshots]
+
+    def table(self, name: str) -> Any | None:
+        """Every kept row of one fact, or None if no run wrote it."""
+        if name not in self._read:
+            paths = [f"{self.base}/facts/{name}/run={run.run_id}" for run in self.runs if name in run.facts]
+            self._read[name] = self.spark.read.parquet(*paths) if paths else None
+        return self._read[name]
+
+    def append(
+        self,
+        run_id: str,
+        facts: dict[str, Any],
+        snapshots: list[tuple[str, str, datetime]],
+        *,
+        replace_all: bool = False,
+        partitions: int = 1,
+    ) -> None:
+        """Write ``facts`` (name → DataFrame) as run ``run_id`` and commit it; with ``replace_all`` it
+        replaces every run before it (a full rebuild)."""
+        for name, frame in facts.items():
+            frame.coalesce(partitions).write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
+        replaced = [run.run_id for run in self.runs] if replace_all else []
+        marker = {
+            "run": run_id,
+            "version": VERSION,
+            "snapshots": [
+                {"cluster": c, "snapshot_id": i, "snapshot_time": t.astimezone(timezone.utc).isoformat()}
+                for c, i, t in snapshots
+            ],
+            "facts": sorted(facts),
+            "replaces": replaced,
+        }
+        self.spark.createDataFrame([(json.dumps(marker),)], "value string").coalesce(1).write.mode("overwrite").text(
+            f"{self.base}/runs/{run_id}"
+        )
+        self._remove(replaced)
+        self.runs = self._live_runs()
+        self._read.clear()
+
+    def compact(self, run_id: str) -> bool:
+        """Merge the live runs into one when there are more than ``COMPACT_AFTER``."""
+        if len(self.runs) <= COMPACT_AFTER:
+            return False
+        names = sorted({name for run in self.runs for name in run.facts})
+        facts = {name: self.table(name) for name in names}
+        merged = self.snapshots()
+        # read through before the folders it reads from go: the new run is written first, then they are
+        self.append(run_id, facts, merged, replace_all=True)
+        return True
+
+    def _remove(self, run_ids: list[str]) -> None:
+        if not run_ids:
+            return
+        jvm = self.spark.sparkContext._jvm
+        conf = self.spark.sparkContext._jsc.hadoopConfiguration()
+        root = jvm.org.apache.hadoop.fs.Path(self.base)
+        fs = root.getFileSystem(conf)
+        for run_id in run_ids:
+            for folder in fs.globStatus(jvm.org.apache.hadoop.fs.Path(f"{self.base}/facts/*/run={run_id}")) or []:
+                fs.delete(folder.getPath(), True)
+            fs.delete(jvm.org.apache.hadoop.fs.Path(f"{self.base}/runs/{run_id}"), True)
