@@ -407,6 +407,57 @@ def test_since_until_select_days(spark: Any, week: Path) -> None:
     assert outcome.snapshots == 2 and outcome.first == _day(1)
 
 
+def _metric_tables(spark: Any, out: Path) -> dict[str, Any]:
+    return {name: spark.read.parquet(str(out / name)) for name in [m.name for m in METRICS] + ["incidents"]}
+
+
+def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
+    spark: Any, week: Path, result: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Night by night as cron runs it: the first three nights, then two more, then none; each later run
+    reads only the new snapshots and the one before them, and the tables end up equal to the full
+    rebuild's (the ``result`` fixture); the runs kept are compacted into one."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from zkstorm.jobs import store
+
+    monkeypatch.setattr(store, "COMPACT_AFTER", 1)
+    snapshots, out = tmp_path / "snapshots", tmp_path / "history"
+    shutil.copytree(week, snapshots)
+    later = {f"c1@{i}.json": (snapshots / "_manifests" / f"c1@{i}.json").read_bytes() for i in (3, 4)}
+    for name in later:
+        (snapshots / "_manifests" / name).unlink()
+    first = run_history(spark, str(snapshots), out=str(out))
+    assert (first.mode, first.read, first.snapshots) == ("full (no earlier history under --out)", 3, 3)
+    for name, data in later.items():
+        (snapshots / "_manifests" / name).write_bytes(data)
+    second = run_history(spark, str(snapshots), out=str(out))
+    assert (second.mode, second.read, second.snapshots) == ("incremental", 3, DAYS)  # 2 new + the one before
+    assert len(store.HistoryStore(spark, str(out)).runs) == 1  # compacted
+    third = run_history(spark, str(snapshots), out=str(out))
+    assert (third.mode, third.read, third.snapshots) == ("incremental", 0, DAYS)
+
+    full, full_out, _ = result
+    assert second.tables == full.tables == third.tables
+    assert [i.summary for i in second.incidents] == [i.summary for i in full.incidents]
+    rebuilt, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
+    for name, table in rebuilt.items():
+        assertDataFrameEqual(kept[name], table)
+
+
+def test_an_older_snapshot_or_full_makes_a_full_rebuild(spark: Any, week: Path, tmp_path: Path) -> None:
+    snapshots, out = tmp_path / "snapshots", tmp_path / "history"
+    shutil.copytree(week, snapshots)
+    early = (snapshots / "_manifests" / "c1@0.json").read_bytes()
+    (snapshots / "_manifests" / "c1@0.json").unlink()
+    assert run_history(spark, str(snapshots), out=str(out)).read == DAYS - 1
+    (snapshots / "_manifests" / "c1@0.json").write_bytes(early)  # committed late, older than the history
+    late = run_history(spark, str(snapshots), out=str(out))
+    assert late.mode == "full (snapshot c1@0 is older than the newest one kept)" and late.read == DAYS
+    forced = run_history(spark, str(snapshots), out=str(out), full=True)
+    assert (forced.mode, forced.read) == ("full", DAYS)
+
+
 # --- the report in a real browser -----------------------------------------------------------------------
 
 REPORT_PROBE = """

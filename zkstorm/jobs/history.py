@@ -118,7 +118,7 @@ def run_history(
 
     # stage 1: the facts of the new snapshots, compared with the kept snapshot just before them
     progress.stage(f"facts of {len(new):,} new snapshots (1/{steps})")
-    facts: Any = _Facts()
+    facts: Any = store if (store is not None and kept) else _Facts()
     if new:
         context = _context(kept, new)
         reading = {r.snapshot_id for r in new} | context
