@@ -1,17 +1,23 @@
-"""History benchmark: the PySpark job over 30 and over 60 daily snapshots of a ~50,000-partition cluster.
+"""History benchmark, cold, as a user runs it: every figure is a whole ``zkstorm history`` process (JVM
+start, Spark session, job, report), timed from the outside.
 
-One real ``zkstorm snapshot`` of a sandbox holding the synthetic cluster at ~50,000 Kafka partitions is
-taken, then cloned into 60 nights: each clone gets its own id and time, and ~1% of its partitions lose
-an ISR member (so the ISR-shrink, under-replication and chronic metrics have work to do). The job runs
-on local[*] over the newest 30, then over all 60; the ratio of the two times is the result (target
-<= 2.2x). Usage: ``python bench/bench_history.py [--partitions N] [--json FILE]``.
+1. **Two small snapshots** (the sandbox cluster, taken twice), against a bare Spark start in the same
+   run (a process that starts the same local session and counts one row): target <= 60 s.
+2. **A year**: 365 nightly snapshots of a 100,000-partition cluster, written with pyarrow from one real
+   snapshot of the sandbox (its Kafka topics copied until there are that many partitions; ~1% of the
+   partitions lose an ISR member each night, a broker is gone for three nights mid-year). Timed: the
+   full history of the first 30 nights and of all 365 (target <= 10 minutes, time linear in nights:
+   the slope and fixed part are printed), then the nightly update (night 366 added, ``--out`` holding
+   the year: target <= 60 s), then a full rebuild of the 366 nights (``--full``) whose tables must
+   equal the incremental run's.
+
+Usage: ``python -u bench/bench_history.py [--nights 365] [--partitions 100000] [--json FILE]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 import subprocess
 import sys
@@ -19,84 +25,127 @@ import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from benchlib import write_result
 
-HISTORY_TABLES = {
-    "storm_topologies",
-    "storm_errors",
-    "storm_supervisors",
-    "storm_workers",
-    "storm_executors",
-    "kafka_brokers",
-    "kafka_controllers",
-    "kafka_controller_epochs",
-    "kafka_partitions",
-    "kafka_topics",
-    "znodes",
-}
+FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=timezone.utc)
+GONE_NIGHTS = range(180, 183)  # the last broker is not registered on these nights
 
 
-def base_snapshot(out: Path, partitions: int) -> dict:
+def zkstorm(*args: str) -> float:
+    """Seconds a whole ``zkstorm`` process took; its output is kept only when it fails."""
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "zkstorm.cli", *args], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"zkstorm {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds
+
+
+def bare_spark() -> float:
+    """A process that starts the history's Spark session and counts one row: the floor under any job."""
+    code = "from zkstorm.jobs.spark import session; session('local[*]').range(1).count()"
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def sandbox_snapshots(out: Path, count: int, scale: int) -> None:
+    """``count`` real ``zkstorm snapshot`` runs of a sandbox seeded at ``scale``."""
     from zkstorm.sandbox import Sandbox
-    from zkstorm.synth import KAFKA_PARTITIONS_PER_SCALE
 
-    box = Sandbox(out.parent / "sandbox")
+    box = Sandbox(out.parent / f"sandbox-{scale}")
     box.start()
     try:
-        box.seed(scale=max(1, math.ceil(partitions / KAFKA_PARTITIONS_PER_SCALE)))
-        command = [sys.executable, "-m", "zkstorm.cli", "--zk", box.connect_string, "--kafka-root", "/kafka"]
-        subprocess.run([*command, "snapshot", str(out), "--snapshot-id", "base"], check=True)
+        box.seed(scale=scale)
+        for i in range(count):
+            zkstorm(
+                "--zk", box.connect_string, "--kafka-root", "/kafka", "snapshot", str(out), "--snapshot-id", f"s{i}"
+            )
     finally:
         box.stop()
-    return json.loads((out / "_manifests" / "base.json").read_text())
 
 
-def clone_nights(base_dir: Path, manifest: dict, target: Path, nights: int) -> int:
-    """Write ``nights`` committed snapshots into ``target``, each a perturbed copy of the base one."""
+def year_of_nights(base: Path, target: Path, nights: range, partitions: int) -> dict[str, int]:
+    """Write ``nights`` committed snapshots into ``target`` from the one snapshot under ``base``: the
+    tables the history reads, Kafka's copied until it has ``partitions`` partitions."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    rng = random.Random(5)
-    first = datetime(2026, 1, 1, 2, 30, tzinfo=timezone.utc)
+    from zkstorm.jobs.metrics import SNAPSHOT_TABLES
+
+    (manifest_path,) = (base / "_manifests").glob("*.json")
+    manifest = json.loads(manifest_path.read_text())
     tables = {
-        name: pq.read_table(base_dir / f)
-        for f in manifest["files"]
-        if (name := f.split("/", 1)[0]) in HISTORY_TABLES  # what the job reads; the rest would only be copied
+        name: pq.read_table(base / f) for f in manifest["files"] if (name := f.split("/", 1)[0]) in SNAPSHOT_TABLES
     }
-    rows = 0
-    for night in range(nights):
-        at = first + timedelta(days=night)
+    copies = max(1, round(partitions / max(1, tables["kafka_partitions"].num_rows)))
+
+    def copied(table: pa.Table, column: str, rename: Any) -> pa.Table:
+        parts = [table]
+        for k in range(1, copies):
+            field = table.schema.field(column)
+            parts.append(table.set_column(table.schema.get_field_index(column), field, rename(table[column], k)))
+        return pa.concat_tables(parts)
+
+    tables["kafka_partitions"] = copied(
+        tables["kafka_partitions"], "topic", lambda c, k: pc.binary_join_element_wise(c, pa.scalar(f"-{k}"), "")
+    )
+    tables["kafka_topics"] = copied(
+        tables["kafka_topics"], "topic", lambda c, k: pc.binary_join_element_wise(c, pa.scalar(f"-{k}"), "")
+    )
+    topic_paths = pc.match_substring_regex(tables["znodes"]["path"], r"^/kafka/brokers/topics/[^/]+/")
+    topic_znodes = tables["znodes"].filter(topic_paths)
+    extra = [
+        topic_znodes.set_column(
+            topic_znodes.schema.get_field_index("path"),
+            topic_znodes.schema.field("path"),
+            pc.replace_substring_regex(topic_znodes["path"], r"^(/kafka/brokers/topics/[^/]+)", rf"\1-{k}"),
+        )
+        for k in range(1, copies)
+    ]
+    tables["znodes"] = pa.concat_tables([tables["znodes"], *extra])
+
+    p = tables["kafka_partitions"]
+    isr = p["isr"].to_pylist()
+    shrunk = pa.array([i[:-1] if i and len(i) > 1 else i for i in isr], p.schema.field("isr").type)
+    full_isr = p["isr"].combine_chunks()
+    can_shrink = pa.array([bool(i) and len(i) > 1 for i in isr])
+    brokers = tables["kafka_brokers"]
+    last_broker = max(brokers["broker_id"].to_pylist())
+    rng = random.Random(5)
+    rows: dict[str, int] = {}
+    for night in nights:
+        at = FIRST_NIGHT + timedelta(days=night)
         snapshot_id = f"bench@{at:%Y-%m-%d}"
+        picked = [False] * p.num_rows
+        for i in rng.sample(range(p.num_rows), p.num_rows // 100):
+            picked[i] = True
+        mask = pc.and_(pa.array(picked), can_shrink)
         files = []
         for name, table in tables.items():
+            if name == "kafka_partitions":
+                table = table.set_column(table.schema.get_field_index("isr"), "isr", pc.if_else(mask, shrunk, full_isr))
+                under = table.schema.get_field_index("under_replicated")
+                table = table.set_column(under, "under_replicated", pc.or_(mask, table["under_replicated"]))
+            if name == "kafka_brokers" and night in GONE_NIGHTS:
+                table = table.filter(pc.not_equal(table["broker_id"], last_broker))
             n = table.num_rows
             table = table.set_column(
-                table.schema.get_field_index("snapshot_id"), "snapshot_id", pa.array([snapshot_id] * n)
+                table.schema.get_field_index("snapshot_id"), "snapshot_id", pa.array([snapshot_id] * n, pa.string())
             )
             table = table.set_column(
                 table.schema.get_field_index("snapshot_time"),
                 "snapshot_time",
                 pa.array([at] * n, type=table.schema.field("snapshot_time").type),
             )
-            if name == "kafka_partitions":
-                isr = table.column("isr").to_pylist()
-                under = table.column("under_replicated").to_pylist()
-                for i in rng.sample(range(n), n // 100):
-                    if len(isr[i]) > 1:
-                        isr[i] = isr[i][:-1]
-                        under[i] = True
-                table = table.set_column(
-                    table.schema.get_field_index("isr"), "isr", pa.array(isr, pa.list_(pa.int64()))
-                )
-                table = table.set_column(
-                    table.schema.get_field_index("under_replicated"), "under_replicated", pa.array(under)
-                )
             relative = f"{name}/snapshot_date={at:%Y-%m-%d}/part-{snapshot_id}.parquet"
             (target / relative).parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, target / relative)
             files.append(relative)
-            rows += n
+            rows[name] = n
         (target / "_manifests").mkdir(parents=True, exist_ok=True)
         (target / "_manifests" / f"{snapshot_id}.json").write_text(
             json.dumps(
@@ -105,45 +154,102 @@ def clone_nights(base_dir: Path, manifest: dict, target: Path, nights: int) -> i
                     "cluster": "bench",
                     "snapshot_time": at.isoformat(),
                     "files": files,
-                    "tables": {k: v.num_rows for k, v in tables.items()},
+                    "tables": rows,
                 }
             )
         )
     return rows
 
 
+def same_tables(a: Path, b: Path) -> list[str]:
+    """The metric tables (and incidents) whose rows differ between two ``--out`` folders."""
+    import pyarrow.parquet as pq
+
+    from zkstorm.jobs.metrics import METRICS
+
+    differ = []
+    for name in [m.name for m in METRICS] + ["incidents"]:
+        if not (a / name).exists() and not (b / name).exists():
+            continue
+        left, right = pq.read_table(a / name), pq.read_table(b / name)
+        keys = [
+            (c, "ascending") for c in sorted(left.column_names) if not str(left.schema.field(c).type).startswith("list")
+        ]
+        if (
+            left.num_rows != right.num_rows
+            or left.sort_by(keys).to_pylist() != right.select(left.column_names).sort_by(keys).to_pylist()
+        ):
+            differ.append(name)
+    return differ
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--partitions", type=int, default=50_000)
+    parser.add_argument("--nights", type=int, default=365)
+    parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    result: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch_dir:
+        scratch = Path(scratch_dir)
 
-    from zkstorm.jobs.history import run_history
-    from zkstorm.jobs.spark import session
+        small = scratch / "small"
+        sandbox_snapshots(small, 2, scale=1)
+        spark_alone = bare_spark()
+        two = zkstorm("history", str(small), "--out", str(scratch / "small-out"), "--html", str(scratch / "small.html"))
+        print(
+            f"two small snapshots: {two:.1f}s as a whole process (target <= 60 s); a bare Spark start: "
+            f"{spark_alone:.1f}s ({two / spark_alone:.1f}x)",
+            flush=True,
+        )
+        result["two_small_snapshots"] = {"seconds": round(two, 1), "bare_spark_seconds": round(spark_alone, 1)}
 
-    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch:
-        base_dir = Path(scratch) / "base"
-        manifest = base_snapshot(base_dir, args.partitions)
-        partitions = manifest["tables"].get("kafka_partitions", 0)
-        results = []
-        spark = session("local[*]")
-        for nights in (30, 60):
-            target = Path(scratch) / f"nights-{nights}"
-            rows = clone_nights(base_dir, manifest, target, nights)
-            run_history(spark, str(target))  # warm-up: JIT, caches, file listing
-            started = time.perf_counter()
-            result = run_history(spark, str(target), out=str(Path(scratch) / f"metrics-{nights}"))
-            seconds = time.perf_counter() - started
-            results.append({"snapshots": result.snapshots, "rows": rows, "seconds": round(seconds, 1)})
-            print(
-                f"{result.snapshots} snapshots x {partitions:,} partitions: {seconds:6.1f}s  "
-                f"{rows / seconds:>10,.0f} rows/s",
-                flush=True,
-            )
-    ratio = results[1]["seconds"] / results[0]["seconds"]
-    print(f"60 snapshots took {ratio:.2f}x the time of 30 (target <= 2.2x)")
-    write_result(args.json, {"partitions": partitions, "runs": results, "ratio": round(ratio, 2)})
-    return 0
+        base = scratch / "base"
+        sandbox_snapshots(base, 1, scale=10)
+        nights = scratch / "nights"
+        started = time.perf_counter()
+        rows = year_of_nights(base, nights, range(args.nights), args.partitions)
+        print(
+            f"{args.nights} nights written in {time.perf_counter() - started:.0f}s: "
+            f"{rows['kafka_partitions']:,} partitions, {sum(rows.values()):,} rows per night",
+            flush=True,
+        )
+
+        month_end = (FIRST_NIGHT + timedelta(days=29)).date().isoformat()
+        month = zkstorm("history", str(nights), "--until", month_end, "--out", str(scratch / "month"))
+        year_out = scratch / "year"
+        year = zkstorm("history", str(nights), "--out", str(year_out), "--html", str(scratch / "year.html"))
+        slope = (year - month) / (args.nights - 30)
+        print(
+            f"full history: 30 nights {month:.1f}s, {args.nights} nights {year:.1f}s (target <= 600 s); "
+            f"{slope:.2f}s per night on top of {month - 30 * slope:.1f}s",
+            flush=True,
+        )
+
+        year_of_nights(base, nights, range(args.nights, args.nights + 1), args.partitions)
+        update = zkstorm("history", str(nights), "--out", str(year_out), "--html", str(scratch / "year.html"))
+        rebuild_out = scratch / "rebuild"
+        rebuild = zkstorm("history", str(nights), "--out", str(rebuild_out), "--full")
+        differ = same_tables(year_out, rebuild_out)
+        print(
+            f"nightly update (night {args.nights + 1}): {update:.1f}s (target <= 60 s); a full rebuild of "
+            f"{args.nights + 1} nights {rebuild:.1f}s ({rebuild / update:.1f}x); tables "
+            + ("identical" if not differ else f"DIFFER: {', '.join(differ)}"),
+            flush=True,
+        )
+        result["year"] = {
+            "nights": args.nights,
+            "partitions": rows["kafka_partitions"],
+            "rows_per_night": sum(rows.values()),
+            "full_30_seconds": round(month, 1),
+            "full_seconds": round(year, 1),
+            "seconds_per_night": round(slope, 2),
+            "update_seconds": round(update, 1),
+            "rebuild_seconds": round(rebuild, 1),
+            "incremental_equals_full": not differ,
+        }
+    write_result(args.json, result)
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

@@ -87,12 +87,21 @@ def snapshot(
 @click.argument("snapshots")
 @click.option("--since", type=click.DateTime(["%Y-%m-%d"]), default=None, help="First day (UTC), inclusive.")
 @click.option("--until", type=click.DateTime(["%Y-%m-%d"]), default=None, help="Last day (UTC), inclusive.")
-@click.option("--out", default=None, help="Write each metric as a Parquet table under this path or URI.")
+@click.option(
+    "--out",
+    default=None,
+    help="Write each metric as a Parquet table under this path or URI, and keep what the next run builds on "
+    "(it then reads only the snapshots committed since).",
+)
 @click.option("--html", "html_path", default=None, help="Write the report (self-contained HTML) here.")
+@click.option("--full", is_flag=True, help="Rebuild from every snapshot even when --out holds an earlier history.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
-def history(snapshots: str, since: Any, until: Any, out: str | None, html_path: str | None, master: str) -> None:
+def history(
+    snapshots: str, since: Any, until: Any, out: str | None, html_path: str | None, full: bool, master: str
+) -> None:
     """Cluster-health history over every committed snapshot under SNAPSHOTS (a PySpark job): error
     trends, flapping supervisors, restarts, ISR shrinks, under-replication, controller moves, growth.
+    With --out holding an earlier run's history, only newer snapshots are read (incremental).
     On a cluster: spark-submit zkstorm/jobs/history.py with the same arguments (see the README)."""
     try:
         import pyspark  # noqa: F401
@@ -110,6 +119,7 @@ def history(snapshots: str, since: Any, until: Any, out: str | None, html_path: 
             until=until.date() if until else None,
             out=out,
             html=html_path,
+            full=full,
             progress=progress,
         )
     except ZkstormError:

@@ -109,10 +109,6 @@ def run_history(
     )
     if not every:
         return result
-    # File sizes understate Parquet tables many times over, so Spark's automatic broadcast joins ran the
-    # driver out of memory at 50,000 partitions x 30 nights. Only the per-snapshot frame (one row per
-    # snapshot) is broadcast, explicitly.
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     frame = broadcast(snapshot_frame(spark, every)).cache()
     steps = 1 + len(METRICS) + 1 + bool(html)
 
@@ -123,7 +119,7 @@ def run_history(
         context = _context(kept, new)
         reading = {r.snapshot_id for r in new} | context
         result.read = len(reading)
-        _size_shuffles(
+        _plan_for(
             spark,
             sum(r.rows.get(t, 0) for r in selected.snapshots if r.snapshot_id in reading for t in SNAPSHOT_TABLES),
         )
@@ -146,7 +142,7 @@ def run_history(
         tables.release()
 
     # stage 2: the metrics of the whole history, from the facts alone (small)
-    _size_shuffles(spark, 0)
+    _plan_for(spark, 0)  # facts are small
     history = History(facts, frame)
     for step, metric in enumerate(METRICS, 2):
         progress.stage(f"{metric.title} ({step}/{steps})")
@@ -220,15 +216,27 @@ def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:
 
 
 ROWS_PER_SHUFFLE_PARTITION = 1_000_000
+BROADCAST_ROWS = 1_000_000  # below this many rows read, Spark may broadcast any side of a join
 
 
-def _size_shuffles(spark: Any, rows: int) -> None:
-    """Shuffle partitions sized to the rows read (Spark's default of 200 costs more in task overhead than
-    the work itself on a night's snapshot), unless the Spark configuration sets them."""
-    if spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
-        return
-    cores = spark.sparkContext.defaultParallelism
-    spark.conf.set("spark.sql.shuffle.partitions", str(max(cores, min(200, rows // ROWS_PER_SHUFFLE_PARTITION))))
+def _plan_for(spark: Any, rows: int) -> None:
+    """Size Spark's plans to the rows read, unless its configuration says otherwise. Shuffle partitions:
+    Spark's default of 200 costs more in task overhead than the work itself on a night's snapshot.
+    Broadcast joins, which need no shuffle at all, and no adaptive execution, only below
+    ``BROADCAST_ROWS``: Parquet file sizes understate tables many times over, and Spark's automatic
+    broadcasts ran the driver out of memory at 50,000 partitions x 30 nights. The per-snapshot frame is
+    always broadcast, explicitly."""
+    conf = spark.sparkContext.getConf()
+    if not conf.contains("spark.sql.shuffle.partitions"):
+        partitions = max(spark.sparkContext.defaultParallelism, min(200, rows // ROWS_PER_SHUFFLE_PARTITION))
+        spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    small = rows < BROADCAST_ROWS
+    if not conf.contains("spark.sql.autoBroadcastJoinThreshold"):
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "64MB" if small else "-1")
+    if not conf.contains("spark.sql.adaptive.enabled"):
+        # adaptive execution submits each stage as a job of its own: it halves the jobs of small plans
+        # to go without it, and pays off only where there is data to coalesce or skew to split
+        spark.conf.set("spark.sql.adaptive.enabled", "false" if small else "true")
 
 
 def _run_id() -> str:
@@ -254,7 +262,7 @@ def print_summary(result: HistoryResult, console: Any) -> None:
         return
     console.print(
         f"[bold]{result.snapshots} snapshots[/bold] of {', '.join(result.clusters)}, "
-        f"{_day(result.first)} to {_day(result.last)}"
+        f"{_day(result.first)} to {_day(result.last)}; {escape(result.mode)} run, read {result.read:,}"
     )
     table = Table(show_header=True, header_style="bold", expand=False)
     table.add_column("system")
@@ -292,9 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--until", type=_date)
     parser.add_argument("--out")
     parser.add_argument("--html")
+    parser.add_argument("--full", action="store_true")
     args = parser.parse_args(argv)
     spark = session()
-    result = run_history(spark, args.snapshots, since=args.since, until=args.until, out=args.out, html=args.html)
+    result = run_history(
+        spark, args.snapshots, since=args.since, until=args.until, out=args.out, html=args.html, full=args.full
+    )
     print_summary(result, Console(stderr=True))
     return 0
 

@@ -45,6 +45,8 @@ def session(master: str | None = None, app_name: str = "zkstorm-history") -> Any
         .set("spark.ui.showConsoleProgress", "false")
         .set("spark.ui.enabled", "false")
         .set("spark.sql.session.timeZone", "UTC")
+        # a year of a large cluster's facts is built in one pass; Spark's local default of 1 GiB spills it
+        .set("spark.driver.memory", os.environ.get("ZKSTORM_SPARK_MEMORY", "4g"))
     )
     if master:
         conf.setMaster(master)
