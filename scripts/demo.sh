@@ -71,6 +71,7 @@ rm -rf "$week"
 step "a week of nightly snapshots, with incidents staged between the nights (scripts/demo_week.py)"
 .venv/bin/python scripts/demo_week.py "$ZK" "$week"
 step "zkstorm history $week --html .demo-history.html --out .demo-history"
+rm -rf "$(pwd)/.demo-history"  # a fresh history: an earlier demo's week is not this one's past
 "$zkstorm" history "$week" --html "$(pwd)/.demo-history.html" --out "$(pwd)/.demo-history"
 mapfile -t nights < <(ls "$week/_manifests" | sed 's/\.json$//' | sort)
 step "zkstorm diff $week ${nights[1]} ${nights[2]} --table kafka_brokers --table storm_supervisors   (the night the broker died)"

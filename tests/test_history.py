@@ -554,12 +554,18 @@ def test_the_html_report_in_headless_chromium(result: Any, tmp_path: Path) -> No
 
 def test_history_command(week: Path, tmp_path: Path) -> None:
     html = tmp_path / "r.html"
-    result = run("history", str(week), "--html", str(html), "--master", "local[1]")
+    out = tmp_path / "out"
+    result = run("history", str(week), "--html", str(html), "--out", str(out), "--master", "local[1]")
     assert result.exit_code == 0, result.stderr
     assert "5 snapshots" in result.stdout and "Partition health" in result.stdout
+    assert "full (no earlier history under --out) run, read 5" in result.stdout
     lines = sum(1 for m in METRICS if CHARTS[m.name][0] == "lines")
     assert html.read_text().count('<figure class="chart"') == lines
     assert "incidents" in result.stdout and "broker 3" in result.stdout
+    again = run("history", str(week), "--out", str(out), "--master", "local[1]")
+    assert "5 snapshots" in again.stdout and "incremental run, read 0" in again.stdout
+    forced = run("history", str(week), "--out", str(out), "--full", "--master", "local[1]")
+    assert "full run, read 5" in forced.stdout
 
 
 def test_history_errors_are_one_line(week: Path, tmp_path: Path) -> None:
