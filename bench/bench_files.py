@@ -1,20 +1,36 @@
-"""Offline-files benchmark: read a live sandbox server's own snapshot + logs vs walk it over the network.
+"""Offline-files benchmark: zkstorm reading a server's snapshot + logs vs ZooKeeper's own loader.
 
 One throwaway server holding the sandbox cluster at ~310,000 znodes (scale 1100), restarted once so
 that its tree is in a snapshot, then changed by 20,000 logged txns, as a production data directory
-looks between two snapshots. In this one process, alternating rounds time:
-- ``FileSource`` on that data directory: choose the snapshot, verify its seals, replay the logs after
-  it, and stream every znode as the walker's ``RawNode`` (and, separately, as ``Znode`` records);
-- zkstorm's live walk (multiRead, pipelined) of the same tree;
-- a plain sequential kazoo walk (get + get_children per znode) of the same tree, timed over its first
-  ``--baseline-znodes`` znodes, since the whole tree would take minutes.
-The ratios of the medians are the result. Usage: ``python bench/bench_files.py [--scale N] [--json FILE]``.
+looks between two snapshots. That data directory is then kept as it is (``pristine``), and rounds
+alternate, each timing:
+- ZooKeeper's loader: a fresh server (a new JVM with its default G1 collector and a 2 GiB heap,
+  JIT-cold as at every production start) on a copy of those files, whose own log line ``Snapshot
+  loaded in N ms`` (``ZKDatabase.loadDataBase``: read the snapshot, check its seals, build the tree and
+  its digest, replay the logs) gives its rate; the ``N txns loaded in M ms`` line splits off the
+  replay. The copy is needed because a server writes a new snapshot as it starts leading. While it is
+  up, zkstorm's live walk (multiRead) and a plain sequential kazoo walk (its first
+  ``--baseline-znodes`` znodes) of the same tree, for scale;
+- zkstorm in this process, on the pristine files: ``FileSource`` choosing the snapshot, verifying its
+  seals, replaying the logs after it and streaming every znode as the walker's ``RawNode``; again as
+  ``Znode`` records (what ``tree`` lists, encoding sniffed); and again checking the tree's digest
+  against the server's, as the loader does (and ``zkstorm snapshot``);
+- zkstorm cold, as a user pays it: a new Python process reading the files into ``Znode`` records
+  (interpreter start and imports included), and the real command ``zkstorm --from-files DIR tree /
+  -f jsonl > /dev/null`` (which also decodes every znode's Storm/Kafka value and writes JSON lines).
+Medians of the rounds and their ratios to the loader's rate are the result. Usage:
+``python -u bench/bench_files.py [--scale N] [--rounds N] [--state DIR] [--json FILE]`` (``--state``
+keeps the prepared files in DIR and reuses them on the next run).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,15 +39,32 @@ from typing import Any
 
 from benchlib import sequential_kazoo_walk, write_result
 
+REPO = Path(__file__).resolve().parent.parent
+_LOADED = re.compile(r"Snapshot loaded in (\d+) ms, highest zxid is 0x([0-9a-f]+)")
+_TXNS = re.compile(r"(\d+) txns loaded in (\d+) ms")
+# A new interpreter reading the files into Znode records: what a script using the library pays.
+_COLD_RECORDS = """
+import sys
+from zkstorm.collect import to_znode
+from zkstorm.decode.sniff import detect_encoding
+from zkstorm.sources.files.source import FileSource
+count = 0
+with FileSource([sys.argv[1]]) as source:
+    for raw in source.walk("/"):
+        to_znode(raw, detect_encoding(raw.data))
+        count += 1
+print(count)
+"""
 
-def offline_read(data_dir: Path, as_znodes: bool) -> tuple[int, float, dict]:
+
+def offline_read(data_dir: Path, as_znodes: bool, digest: bool = False) -> tuple[int, float, dict]:
     from zkstorm.collect import to_znode
     from zkstorm.decode.sniff import detect_encoding
     from zkstorm.sources.files.source import FileSource
 
     started = time.perf_counter()
     count = 0
-    with FileSource([str(data_dir)]) as source:
+    with FileSource([str(data_dir)], verify_digest=digest) as source:
         for raw in source.walk("/"):
             if as_znodes:
                 to_znode(raw, detect_encoding(raw.data))
@@ -40,6 +73,17 @@ def offline_read(data_dir: Path, as_znodes: bool) -> tuple[int, float, dict]:
     seconds = time.perf_counter() - started
     assert plan is not None
     return count, seconds, plan.describe()
+
+
+def cold(command: list[str], stdout: Any = subprocess.DEVNULL) -> tuple[float, str]:
+    """Wall seconds of a new process, and what it printed when ``stdout`` is a pipe."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    started = time.perf_counter()
+    done = subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, env=env, check=False, text=True)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} exited with {done.returncode}:\n{done.stderr}")
+    return seconds, done.stdout or ""
 
 
 def live_walk(connect: str) -> tuple[int, float]:
@@ -51,28 +95,30 @@ def live_walk(connect: str) -> tuple[int, float]:
     return count, time.perf_counter() - started
 
 
-def prepare(data_dir: Path, scale: int, changes: int) -> Any:
-    """A server whose files look like production's: the tree in a snapshot, then ``changes`` logged
-    setData txns after it (ISR-style updates of partition states)."""
-    import logging
+def server_config() -> dict[str, str]:
+    # The seeding session owns the cluster's ~86,000 ephemerals (supervisors, 2.x errors, blob holders,
+    # brokers); the sandbox's ten-day session timeout keeps them through the restarts, as the same tree
+    # would be kept on a real ensemble whose clients reconnect. With ZooKeeper's default 40 s cap they
+    # would expire during the rounds and the tree would shrink under the benchmark.
+    from zkstorm.sandbox import SEED_SESSION_MS
 
-    logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # the restart's reconnect chatter
-    from zkstorm.sandbox import SEED_SESSION_MS, seed
+    return {"maxSessionTimeout": str(SEED_SESSION_MS)}
+
+
+def prepare(base: Path, scale: int, changes: int) -> None:
+    """A server's files that look like production's: the tree in a snapshot, then ``changes`` logged
+    setData txns after it (ISR-style updates of partition states). The server is stopped after."""
+    from kazoo.client import KazooClient
+
+    from zkstorm.sandbox import seed
     from zkstorm.synth import cluster
     from zkstorm.zkserver import ZkServer
 
-    # The seeding session owns the cluster's ~86,000 ephemerals (supervisors, 2.x errors, blob holders,
-    # brokers); the sandbox's ten-day session timeout keeps them through the restart, as the same tree
-    # would be kept on a real ensemble whose clients reconnect. With ZooKeeper's default 40 s cap they
-    # would expire during the rounds and the tree would shrink under the benchmark.
-    config = {"maxSessionTimeout": str(SEED_SESSION_MS)}
-    server = ZkServer(data_dir, heap="2g", extra_config=config).start()
+    server = ZkServer(base, heap="2g", extra_config=server_config()).start()
     seed(server.connect_string, cluster(scale=scale, now=int(time.time())))
     server.stop()
     # a restarting leader writes a snapshot of its tree
-    server = ZkServer(data_dir, heap="2g", extra_config=config).start()
-    from kazoo.client import KazooClient
-
+    server = ZkServer(base, heap="2g", extra_config=server_config()).start()
     client = KazooClient(server.connect_string, timeout=30)
     client.start(timeout=30)
     try:
@@ -95,63 +141,160 @@ def prepare(data_dir: Path, scale: int, changes: int) -> Any:
     finally:
         client.stop()
         client.close()
-    return server
+        server.stop()
+
+
+def java_round(base: Path, pristine: Path, baseline_znodes: int) -> dict[str, Any]:
+    """Start a server on a fresh copy of the pristine files; its loader's own timing, and the walks."""
+    from zkstorm.zkserver import ZkServer, four_letter_word
+
+    data = base / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.copytree(pristine, data)
+    # G1, the JVM's default collector on a machine of two cores and more, as a production server has it
+    server = ZkServer(base, heap="2g", extra_config=server_config(), jvm_options=["-XX:+UseG1GC"])
+    log_from = server.log_path.stat().st_size if server.log_path.exists() else 0
+    started = time.perf_counter()
+    server.start(timeout=300)
+    try:
+        serving_secs = time.perf_counter() - started
+        with open(server.log_path, "rb") as f:
+            f.seek(log_from)
+            text = f.read().decode("utf-8", "replace")
+        loaded = _LOADED.search(text)
+        txns = _TXNS.search(text)
+        if loaded is None:
+            raise SystemExit(f"no 'Snapshot loaded in' line in {server.log_path}:\n{server.log_tail()}")
+        mntr = four_letter_word(server.port, "mntr")
+        count = re.search(r"^zk_znode_count\s+(\d+)", mntr, re.M)
+        live_count, live_secs = live_walk(server.connect_string)
+        plain_count, plain_secs = sequential_kazoo_walk(server.connect_string, baseline_znodes)
+    finally:
+        server.stop()
+    return {
+        "load_ms": int(loaded.group(1)),
+        "zxid": int(loaded.group(2), 16),
+        "txns": int(txns.group(1)) if txns else None,
+        "txns_ms": int(txns.group(2)) if txns else None,
+        # DataTree's node map holds the root twice ("" and "/"), and zk_znode_count is that map's size
+        "znodes": int(count.group(1)) - 1 if count else None,
+        "serving_secs": serving_secs,
+        "live_count": live_count,
+        "live_rate": live_count / live_secs,
+        "plain_rate": plain_count / plain_secs,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=int, default=1100, help="sandbox scale (1100 ≈ 310k znodes)")
     parser.add_argument("--changes", type=int, default=20_000, help="txns logged after the snapshot")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline-znodes", type=int, default=15_000)
+    parser.add_argument("--state", type=Path, help="keep the prepared files here and reuse them")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:
-        server = prepare(Path(state), args.scale, args.changes)
-        try:
-            data_dir = Path(state) / "data"
-            raw_rates, znode_rates, live_rates, plain_rates = [], [], [], []
-            for _ in range(args.rounds):
-                plain_count, plain_secs = sequential_kazoo_walk(server.connect_string, args.baseline_znodes)
-                plain_rates.append(plain_count / plain_secs)
-                live_count, live_secs = live_walk(server.connect_string)
-                count, secs, source = offline_read(data_dir, as_znodes=False)
-                zcount, zsecs, _ = offline_read(data_dir, as_znodes=True)
-                if not live_count == count == zcount:
-                    raise SystemExit(
-                        f"counts differ: live {live_count}, files {count}, files as Znode {zcount}; read from {source}"
-                    )
-                live_rates.append(live_count / live_secs)
-                raw_rates.append(count / secs)
-                znode_rates.append(zcount / zsecs)
-        finally:
-            server.stop()
-    raw, znode, live, plain = (statistics.median(r) for r in (raw_rates, znode_rates, live_rates, plain_rates))
-    snapshot = Path(source["files"]["snapshot"])
+    import logging
+
+    logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # the restarts' reconnect chatter
+    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch:
+        state = args.state or Path(scratch)
+        pristine = state / "pristine"
+        if not (pristine / "version-2").is_dir():
+            state.mkdir(parents=True, exist_ok=True)
+            prepare(state / "prep", args.scale, args.changes)
+            shutil.rmtree(pristine, ignore_errors=True)
+            shutil.copytree(state / "prep" / "data", pristine)
+            shutil.rmtree(state / "prep")
+        base = state / "server"
+        java: list[dict[str, Any]] = []
+        raw_rates, znode_rates, digest_rates, cold_rates, command_rates = [], [], [], [], []
+        for _ in range(args.rounds):
+            j = java_round(base, pristine, args.baseline_znodes)
+            java.append(j)
+            count, secs, source = offline_read(pristine, as_znodes=False)
+            zcount, zsecs, _ = offline_read(pristine, as_znodes=True)
+            dcount, dsecs, checked = offline_read(pristine, as_znodes=True, digest=True)
+            if checked["digest_verified"] is not True:
+                raise SystemExit(f"the tree read from the files does not match the server's digest: {checked}")
+            cold_secs, printed = cold([sys.executable, "-c", _COLD_RECORDS, str(pristine)], subprocess.PIPE)
+            command_secs, _ = cold(
+                [sys.executable, "-m", "zkstorm", "--from-files", str(pristine), "tree", "/", "-f", "jsonl"]
+            )
+            counts = {j["znodes"], j["live_count"], count, zcount, dcount, int(printed)}
+            if len(counts) != 1 or j["zxid"] != source["zxid_reached"]:
+                raise SystemExit(
+                    f"the reads differ: server {j['znodes']} znodes at zxid {j['zxid']:#x}, live walk "
+                    f"{j['live_count']}, files {count} / {zcount} / {dcount} / {printed.strip()} "
+                    f"at {source['zxid_reached']:#x}"
+                )
+            raw_rates.append(count / secs)
+            znode_rates.append(zcount / zsecs)
+            digest_rates.append(dcount / dsecs)
+            cold_rates.append(zcount / cold_secs)
+            command_rates.append(zcount / command_secs)
+            loader = count / (j["load_ms"] / 1000)
+            print(
+                f"  round: ZooKeeper's loader {j['load_ms']} ms ({loader:,.0f}/s), zkstorm {zsecs * 1000:.0f} ms "
+                f"in process, {cold_secs * 1000:.0f} ms cold, tree -f jsonl {command_secs * 1000:.0f} ms",
+                file=sys.stderr,
+            )
+        snapshot = Path(source["files"]["snapshot"])
+        snapshot_mib = round(snapshot.stat().st_size / 2**20, 1)
+    load_ms = statistics.median(j["load_ms"] for j in java)
+    txns_ms = statistics.median(j["txns_ms"] for j in java) if all(j["txns_ms"] is not None for j in java) else None
+    serving = statistics.median(j["serving_secs"] for j in java)
+    loader = count / (load_ms / 1000)
+    raw, znode, digested, cold_rate, command = (
+        statistics.median(r) for r in (raw_rates, znode_rates, digest_rates, cold_rates, command_rates)
+    )
+    live = statistics.median(j["live_rate"] for j in java)
+    plain = statistics.median(j["plain_rate"] for j in java)
     result = {
         "znodes": count,
         "snapshot_file": snapshot.name,
-        "snapshot_mib": round(snapshot.stat().st_size / 2**20, 1) if snapshot.exists() else None,
+        "snapshot_mib": snapshot_mib,
         "txns_replayed": source["txns_applied"],
-        "digest_verified": source["digest_verified"],
+        "digest_verified": checked["digest_verified"],
+        "rounds": args.rounds,
+        "zookeeper_load_ms": [j["load_ms"] for j in java],
+        "files_znode_records_ms": [round(zcount / r * 1000) for r in znode_rates],
+        "zookeeper_txns_load_ms": [j["txns_ms"] for j in java],
+        "zookeeper_loader_znodes_per_s": round(loader),
+        "zookeeper_start_to_serving_s": round(serving, 2),
         "files_raw_znodes_per_s": round(raw),
         "files_znode_records_per_s": round(znode),
+        "files_znode_records_digest_checked_per_s": round(digested),
+        "files_znode_records_cold_process_per_s": round(cold_rate),
+        "tree_jsonl_command_per_s": round(command),
+        "ratio_znode_records_vs_loader": round(znode / loader, 2),
+        "ratio_raw_vs_loader": round(raw / loader, 2),
+        "ratio_digest_checked_vs_loader": round(digested / loader, 2),
+        "ratio_cold_process_vs_loader": round(cold_rate / loader, 2),
+        "ratio_tree_command_vs_loader": round(command / loader, 2),
         "live_walk_znodes_per_s": round(live),
-        "ratio_raw": round(raw / live, 1),
-        "ratio_znode_records": round(znode / live, 1),
         "sequential_kazoo_znodes_per_s": round(plain),
-        "ratio_znode_records_vs_sequential": round(znode / plain, 1),
     }
+    replay = f", {txns_ms:.0f} ms of it replaying the logs" if txns_ms is not None else ""
     print(
-        f"{count:,} znodes, {snapshot.name} + {len(source['files']['logs'])} logs "
-        f"({source['txns_applied']:,} txns replayed, digest verified: {source['digest_verified']})\n"
-        f"  files -> RawNode:      {raw:>9,.0f} znodes/s  ({raw / live:.1f}x the live walk)\n"
-        f"  files -> Znode record: {znode:>9,.0f} znodes/s  ({znode / live:.1f}x the live walk)\n"
-        f"  live walk (multiRead): {live:>9,.0f} znodes/s\n"
-        f"  sequential kazoo walk: {plain:>9,.0f} znodes/s  (Znode records: {znode / plain:.0f}x this walk)\n"
-        f"  targets: >= 300,000 znodes/s and >= 20x the live walk"
+        f"{count:,} znodes, {snapshot.name} ({snapshot_mib} MiB) + {len(source['files']['logs'])} logs "
+        f"({source['txns_applied']:,} txns replayed, digest verified: {checked['digest_verified']}); "
+        f"medians of {args.rounds} rounds\n"
+        f"  ZooKeeper's loader ('Snapshot loaded in' {load_ms:.0f} ms{replay}): {loader:>9,.0f} znodes/s "
+        f"(JVM start to serving {serving:.1f} s)"
     )
+    for label, rate in (
+        ("zkstorm files -> RawNode, in process", raw),
+        ("zkstorm files -> Znode, in process", znode),
+        ("  the same with the tree's digest checked", digested),
+        ("zkstorm files -> Znode, new process", cold_rate),
+        ("zkstorm --from-files tree / -f jsonl", command),
+        ("zkstorm's live walk (multiRead)", live),
+        ("sequential kazoo walk", plain),
+    ):
+        print(f"  {label:<44} {rate:>9,.0f} znodes/s  ({rate / loader:.2f}x the loader)")
+    print("  target: files -> Znode records >= the loader's znodes/s")
     write_result(args.json, result)
     return 0
 
