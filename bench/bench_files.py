@@ -273,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_digest_checked_vs_loader": round(digested / loader, 2),
         "ratio_cold_process_vs_loader": round(cold_rate / loader, 2),
         "ratio_tree_command_vs_loader": round(command / loader, 2),
+        # each round's Znode read against the loader that ran just before it: steadier when the
+        # machine's load drifts during the run
+        "ratio_znode_records_vs_loader_per_round": [
+            round(rate * j["load_ms"] / 1000 / count, 2) for rate, j in zip(znode_rates, java, strict=True)
+        ],
         "live_walk_znodes_per_s": round(live),
         "sequential_kazoo_znodes_per_s": round(plain),
     }
@@ -294,6 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         ("sequential kazoo walk", plain),
     ):
         print(f"  {label:<44} {rate:>9,.0f} znodes/s  ({rate / loader:.2f}x the loader)")
+    paired = result["ratio_znode_records_vs_loader_per_round"]
+    print(
+        f"  loader {min(j['load_ms'] for j in java)}-{max(j['load_ms'] for j in java)} ms over the rounds; "
+        f"files -> Znode vs the loader of the same round: {min(paired)}x-{max(paired)}x, "
+        f"median {statistics.median(paired)}x"
+    )
     print("  target: files -> Znode records >= the loader's znodes/s")
     write_result(args.json, result)
     return 0
