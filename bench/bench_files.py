@@ -259,7 +259,9 @@ def main(argv: list[str] | None = None) -> int:
         "digest_verified": checked["digest_verified"],
         "rounds": args.rounds,
         "zookeeper_load_ms": [j["load_ms"] for j in java],
-        "files_znode_records_ms": [round(zcount / r * 1000) for r in znode_rates],
+        "files_znode_records_ms": [round(count / r * 1000) for r in znode_rates],
+        "files_digest_checked_ms": [round(count / r * 1000) for r in digest_rates],
+        "files_znode_records_cold_process_ms": [round(count / r * 1000) for r in cold_rates],
         "zookeeper_txns_load_ms": [j["txns_ms"] for j in java],
         "zookeeper_loader_znodes_per_s": round(loader),
         "zookeeper_start_to_serving_s": round(serving, 2),
@@ -305,6 +307,19 @@ def main(argv: list[str] | None = None) -> int:
         f"files -> Znode vs the loader of the same round: {min(paired)}x-{max(paired)}x, "
         f"median {statistics.median(paired)}x"
     )
+    # The loader (a JIT compiling on the other core) slows down more than zkstorm when the machine is
+    # shared: the fastest round of each is the comparison on a quiet machine.
+    best = count / (min(j["load_ms"] for j in java) / 1000)
+    print(
+        f"  fastest rounds: loader {best:,.0f}/s; files -> Znode {max(znode_rates) / best:.2f}x it in process, "
+        f"{max(digest_rates) / best:.2f}x with the digest checked, {max(cold_rates) / best:.2f}x in a new process"
+    )
+    result["fastest_round_loader_znodes_per_s"] = round(best)
+    result["fastest_round_ratios_vs_loader"] = {
+        "znode_records": round(max(znode_rates) / best, 2),
+        "digest_checked": round(max(digest_rates) / best, 2),
+        "cold_process": round(max(cold_rates) / best, 2),
+    }
     print("  target: files -> Znode records >= the loader's znodes/s")
     write_result(args.json, result)
     return 0
