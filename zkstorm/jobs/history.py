@@ -109,7 +109,7 @@ def run_history(
     )
     if not every:
         return result
-    frame = broadcast(snapshot_frame(spark, every)).cache()
+    frame = snapshot_frame(spark, every).cache()
     steps = 1 + len(METRICS) + 1 + bool(html)
 
     # stage 1: the facts of the new snapshots, compared with the kept snapshot just before them
@@ -119,20 +119,21 @@ def run_history(
         context = _context(kept, new)
         reading = {r.snapshot_id for r in new} | context
         result.read = len(reading)
-        _plan_for(
+        small = _plan_for(
             spark,
             sum(r.rows.get(t, 0) for r in selected.snapshots if r.snapshot_id in reading for t in SNAPSHOT_TABLES),
         )
         readers = {t: sum(t in fact.reads for fact in FACTS) for t in SNAPSHOT_TABLES}
         tables = _Snapshots(selected, reading, readers)
         seen = store if (store is not None and kept) else _Facts()  # a full rebuild de-duplicates afresh
-        window = Window(tables, frame.where(frame.snapshot_id.isin(sorted(reading))), seen)
-        new_ids = spark.createDataFrame([(r.snapshot_id,) for r in new], "snapshot_id string")
+        snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))
+        window = Window(tables, snaps if small else broadcast(snaps), seen)
+        new_ids = sorted(r.snapshot_id for r in new)
         computed = {}
         for fact in FACTS:
             rows = fact.compute(window)
             if rows is not None:
-                computed[fact.name] = rows.join(broadcast(new_ids), "snapshot_id", "left_semi")
+                computed[fact.name] = rows.where(rows.snapshot_id.isin(new_ids))
         if store is not None:
             store.append(_run_id(), computed, [s for s in every if s[1] not in kept_ids], replace_all=not kept)
             store.compact(_run_id())
@@ -216,27 +217,29 @@ def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:
 
 
 ROWS_PER_SHUFFLE_PARTITION = 1_000_000
-BROADCAST_ROWS = 1_000_000  # below this many rows read, Spark may broadcast any side of a join
+SMALL_ROWS = 1_000_000  # a read this small is planned for few jobs, not for data
 
 
-def _plan_for(spark: Any, rows: int) -> None:
-    """Size Spark's plans to the rows read, unless its configuration says otherwise. Shuffle partitions:
-    Spark's default of 200 costs more in task overhead than the work itself on a night's snapshot.
-    Broadcast joins, which need no shuffle at all, and no adaptive execution, only below
-    ``BROADCAST_ROWS``: Parquet file sizes understate tables many times over, and Spark's automatic
-    broadcasts ran the driver out of memory at 50,000 partitions x 30 nights. The per-snapshot frame is
-    always broadcast, explicitly."""
+def _plan_for(spark: Any, rows: int) -> bool:
+    """Size Spark's plans to the rows read, unless its configuration says otherwise; True if the read is
+    small (under ``SMALL_ROWS``).
+
+    Shuffle partitions: Spark's default of 200 costs more in task overhead than the work itself on a
+    night's snapshot. Adaptive execution submits every stage as a job of its own, and broadcasting a
+    join's small side is one more job each time: on a small read they are most of the time taken, so
+    neither is used there. Spark never broadcasts on its own (Parquet file sizes understate tables many
+    times over, and its automatic broadcasts ran the driver out of memory at 50,000 partitions x 30
+    nights); on a large read the per-snapshot frame is broadcast explicitly."""
     conf = spark.sparkContext.getConf()
     if not conf.contains("spark.sql.shuffle.partitions"):
         partitions = max(spark.sparkContext.defaultParallelism, min(200, rows // ROWS_PER_SHUFFLE_PARTITION))
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
-    small = rows < BROADCAST_ROWS
     if not conf.contains("spark.sql.autoBroadcastJoinThreshold"):
-        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "64MB" if small else "-1")
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    small = rows < SMALL_ROWS
     if not conf.contains("spark.sql.adaptive.enabled"):
-        # adaptive execution submits each stage as a job of its own: it halves the jobs of small plans
-        # to go without it, and pays off only where there is data to coalesce or skew to split
         spark.conf.set("spark.sql.adaptive.enabled", "false" if small else "true")
+    return small
 
 
 def _run_id() -> str:
