@@ -1,11 +1,17 @@
-"""What every benchmark script shares."""
+"""What every benchmark script shares: results as JSON, the sequential kazoo walk every benchmark compares
+with, a tree of real-format payloads built from the fixture clusters, and the server's CPU time."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def write_result(path: Path | None, result: Any) -> None:
@@ -36,3 +42,109 @@ def sequential_kazoo_walk(connect: str, limit: int | None = None) -> tuple[int, 
         client.stop()
         client.close()
     return count, time.perf_counter() - started
+
+
+# --- a tree of real-format payloads ---------------------------------------------------------------------
+
+# Fixture clusters (tests/data/fixtures) and where each is put: the exact znode bytes Storm 2.x, 1.x,
+# 0.10 (gzip, zstd, raw Thrift) and 0.9 (Java-serialized Clojure) and Kafka 0.8 to 3.x write. The corrupt
+# Kafka cluster comes once, under its own chroot, so a walk also meets the failures a real tree has.
+REAL_FORMAT_CLUSTERS = (
+    ("storm", "storm2", ""),
+    ("storm", "storm1", ""),
+    ("storm", "encodings", ""),
+    ("storm", "legacy09", ""),
+    ("kafka", "cluster-08-root", ""),
+    ("kafka", "cluster-2x-chroot", ""),
+    ("kafka", "migrated-kraft", ""),
+    ("kafka", "corrupt", "/broken"),
+)
+_TOPOLOGY_ID = re.compile(r"^(.*)-(\d+)-(\d+)$")
+
+
+def _fixtures() -> Any:
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests import fixtures
+
+    return fixtures
+
+
+def real_format_nodes(znodes: int = 35_000) -> list[Any]:
+    """``SeedNode``s (parents first) of a tree of about ``znodes`` znodes whose payloads are all real:
+    every fixture cluster once, then copies of what belongs to one topology (every subtree keyed by its
+    id: assignment, base, heartbeats, errors, blobs…) or one Kafka topic (the topic, its partitions and
+    states, its config, consumer offsets) under new ids, until the tree has ``znodes`` znodes. Copies
+    keep the bytes: a copied topology has the original's name, a copied topic the original's payloads."""
+    from zkstorm.synth import SeedNode
+
+    fixtures = _fixtures()
+    base: list[Any] = []
+    replicable: dict[str, list[tuple[Any, str, dict[str, str]]]] = {"storm": [], "kafka": []}
+    for system, name, chroot in REAL_FORMAT_CLUSTERS:
+        nodes = [n for n in fixtures.manifest(system, name) if n.path not in fixtures.SERVER_NODES]
+        if chroot:
+            base.append(SeedNode(chroot))
+        ids = _ids(system, [n.path for n in nodes]) if not chroot else {}
+        for node in nodes:
+            base.append(SeedNode(chroot + node.path, node.data or b"", ephemeral=node.ephemeral))
+            if ids and _keyed(system, node.path, ids):
+                replicable[system].append((node, chroot, ids))
+    out = list(base)
+    # as many Storm as Kafka znodes: each system's copies fill half of what the fixtures leave
+    share = max(0, znodes - len(base) - 3) / 2  # the server's own 3 znodes count too
+    for nodes in replicable.values():
+        for k in range(1, round(share / max(1, len(nodes))) + 1):
+            for node, chroot, ids in nodes:
+                path = _renamed(node.path, ids, k)
+                out.append(SeedNode(chroot + path, node.data or b"", ephemeral=node.ephemeral))
+    return out
+
+
+def _ids(system: str, paths: list[str]) -> dict[str, str]:
+    """The ids a copy renames: Storm topology ids (children of ``storms``/``assignments``), Kafka topics
+    (children of ``brokers/topics``), each to a format string taking the copy number."""
+    ids: dict[str, str] = {}
+    for path in paths:
+        parent, _, name = path.rpartition("/")
+        if system == "storm" and parent.endswith(("/storms", "/assignments")):
+            match = _TOPOLOGY_ID.match(name)
+            if match:  # name-counter-launch: a copy is another launch of the same name
+                ids[name] = f"{match.group(1)}-r{{k}}-{match.group(2)}-{match.group(3)}"
+        elif system == "kafka" and parent.endswith("/brokers/topics"):
+            ids[name] = f"{name}.r{{k}}"
+    return ids
+
+
+def _keyed(system: str, path: str, ids: dict[str, str]) -> bool:
+    if system == "storm":
+        return any(i in path for i in ids)
+    return any(segment in ids for segment in path.split("/"))
+
+
+def _renamed(path: str, ids: dict[str, str], k: int) -> str:
+    segments = path.split("/")
+    for i, segment in enumerate(segments):
+        for old, new in ids.items():
+            if old in segment:
+                segments[i] = segment.replace(old, new.format(k=k))
+                break
+    return "/".join(segments)
+
+
+# --- the server's CPU --------------------------------------------------------------------------------
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc/<pid>/stat`` utime and stime)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state is fields[0]
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def with_server_cpu(pid: int, fn: Any, *args: Any) -> tuple[float, float]:
+    """(wall seconds, server CPU seconds) of ``fn(*args)``."""
+    cpu = process_cpu_seconds(pid)
+    started = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - started, process_cpu_seconds(pid) - cpu
