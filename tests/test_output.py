@@ -110,3 +110,64 @@ def test_columns_follow_annotations() -> None:
     assert by_name["summary"].kind == "str" and by_name["summary"].nullable
     assert by_name["ephemeral"].kind == "bool"
     assert kind_name(DecodeFailure) == "decode_failure"
+
+
+def _stdlib_line(record: Any) -> str:
+    """The object as the stdlib encoder writes it from ``to_jsonable`` (the reference form)."""
+    from zkstorm.schema import to_jsonable
+
+    return json.dumps(
+        {"kind": kind_name(type(record)), **to_jsonable(record)}, ensure_ascii=False, separators=(",", ":")
+    )
+
+
+@pytest.mark.parametrize("record_type", RECORD_TYPES, ids=lambda t: t.__name__)
+def test_json_bytes_says_what_the_stdlib_encoder_says(record_type: type) -> None:
+    from zkstorm.output import json_bytes
+
+    record = SAMPLES[record_type]
+    written = json_bytes(record)
+    assert json.loads(written) == json.loads(_stdlib_line(record))
+    assert written.startswith(b'{"kind":"' + kind_name(record_type).encode() + b'"')
+    assert list(json.loads(written)) == ["kind", *(c.name for c in columns(record_type))]  # declaration order
+
+
+def test_json_bytes_falls_back_where_orjson_refuses() -> None:
+    """NaN, an integer beyond 64 bits and a lone surrogate are written as the stdlib writes them."""
+    import dataclasses
+
+    from zkstorm.output import json_bytes
+
+    with_float = next(t for t in RECORD_TYPES if any(c.kind == "float" for c in columns(t)))
+    name = next(c.name for c in columns(with_float) if c.kind == "float")
+    cases = [
+        dataclasses.replace(SAMPLES[with_float], **{name: float("nan")}),
+        dataclasses.replace(SAMPLES[Znode], czxid=2**70),
+        dataclasses.replace(SAMPLES[Znode], path="/\ud800"),
+    ]
+    for record in cases[:2]:
+        assert json_bytes(record) == _stdlib_line(record).encode()
+    assert json.loads(json_bytes(cases[2]))["path"] == "/\ud800"  # escaped: valid UTF-8, the same string
+
+
+def test_machine_formats_write_every_record_read_before_a_failure() -> None:
+    """Lines are written in batches; a walk that fails midway still has every record before it written
+    (and a JSON array that never got a record writes nothing at all)."""
+
+    def failing(n: int) -> Any:
+        yield from [SAMPLES[Znode]] * n
+        raise RuntimeError("connection lost")
+
+    for fmt in ("jsonl", "json"):
+        out = io.StringIO()
+        with pytest.raises(RuntimeError):
+            emit(failing(300), fmt, out, primary=Znode)
+        text = out.getvalue()
+        assert text.count('"kind":"znode"') == 300
+        out = io.StringIO()
+        with pytest.raises(RuntimeError):
+            emit(failing(0), fmt, out, primary=Znode)
+        assert out.getvalue() == ""
+    out = io.StringIO()
+    emit([SAMPLES[Znode]] * 600, "json", out, primary=Znode)
+    assert json.loads(out.getvalue()) == [json.loads(_stdlib_line(SAMPLES[Znode]))] * 600
