@@ -14,7 +14,7 @@ from tests.conftest import Chroot, load_cluster
 from tests.fixtures import expected, manifest
 from tests.test_cli import run
 from zkstorm.collect import decode_node
-from zkstorm.errors import ExitCode
+from zkstorm.errors import DecodeError, ExitCode
 from zkstorm.layout import Roots
 from zkstorm.records import (
     DecodeFailure,
@@ -502,3 +502,43 @@ def test_a_missing_partition_state_is_named(writer: KazooClient, zk_root: Chroot
         ("clicks", 2): None,
         ("fresh", 0): "missing_node",
     }
+
+
+def _json_payloads() -> list[bytes]:
+    from tests import fixtures
+
+    found = [
+        n.data
+        for system, name in fixtures.all_clusters()
+        for n in fixtures.manifest(system, name)
+        if n.data and n.data.lstrip()[:1] in (b"{", b"[", b'"')
+    ]
+    return [
+        *found,
+        b'{"a":1,"a":2}',  # a duplicate key
+        b'{"a":"x:y","a":"z"}',
+        b'{"k":"\\u003a","k":1}',  # a colon escaped, and a duplicate
+        b'\xef\xbb\xbf{"a":1}',  # a BOM
+        b'{"a":1} trailing',
+        b'{"a":-9223372036854775809,"b":18446744073709551616}',
+        b'{"a":NaN}',
+        b'{"path":"C:\\dir"}',  # an unescaped backslash (Kafka before 1.0.1)
+        b"  \n[1, 2.5e-7, -0.0, true, null]\n",
+        b'"text"',
+        b"42",
+        b'{"a":1e400}',
+    ]
+
+
+@pytest.mark.parametrize("data", _json_payloads())
+def test_json_is_read_the_same_by_the_fast_path_and_the_lenient_one(data: bytes) -> None:
+    from zkstorm.decode.kafka import _load_json_leniently, load_json
+
+    def read(fn: Any) -> Any:
+        try:
+            parsed = fn(data)
+        except DecodeError as exc:
+            return ("error", exc.reason)
+        return (json.dumps(parsed.value), parsed.warnings, parsed.encoding)
+
+    assert read(load_json) == read(_load_json_leniently)

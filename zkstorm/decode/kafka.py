@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+import orjson
+
 from ..errors import DecodeError, FailureType
 from ..layout import KAFKA
 from ..records import (
@@ -67,6 +69,30 @@ class Json:
 
 
 def load_json(data: bytes) -> Json:
+    """The payload read as Kafka's Jackson reader reads it, with a warning for each leniency used.
+
+    Most payloads need none: orjson parses them (several times the stdlib's speed), and the rest, or
+    anything orjson might read otherwise than the stdlib (a BOM, a backslash escape, an integer of 19
+    digits or more, trailing bytes, NaN, a duplicate key), take the stdlib path below. A duplicate key
+    shows as a colon more in the bytes than in orjson's own rewrite of what it parsed (without
+    backslashes, every colon in a string is one in the bytes too)."""
+    if not data.startswith(_BOM) and b"\\" not in data and not _LONG_NUMBER.search(data):
+        try:
+            value = _orjson_loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if data.count(b":") == _orjson_dumps(value).count(b":"):
+                return Json(value, [], sniff.JSON if data.lstrip()[:1] in _JSON_START_BYTES else sniff.TEXT)
+    return _load_json_leniently(data)
+
+
+_LONG_NUMBER = re.compile(rb"\d{19}")  # beyond 64 bits orjson reads a float where the stdlib keeps an int
+_JSON_START_BYTES = (b"{", b"[", b'"')
+_orjson_loads, _orjson_dumps = orjson.loads, orjson.dumps
+
+
+def _load_json_leniently(data: bytes) -> Json:
     warnings: list[tuple[str, str]] = []
     if data.startswith(_BOM):
         data = data[len(_BOM) :]

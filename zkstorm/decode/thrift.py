@@ -8,7 +8,9 @@ schema-driven reader uses it to skip fields a newer Storm added.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, cast
+
+from zlib_ng import zlib_ng as _zlib_ng
 
 from ..errors import DecodeError, FailureType
 
@@ -467,6 +469,9 @@ MAX_DECOMPRESSED = 100 * 1024 * 1024  # Storm's own cap (storm.compression.*.max
 _THRIFT_FIRST_BYTES = frozenset({STOP, *FIELD_TYPES})
 
 
+_ZLIB_NG_ERROR = cast(type[Exception], _zlib_ng.error)  # its stub declares an instance, not the class
+
+
 def unwrap(data: bytes, limit: int = MAX_DECOMPRESSED) -> tuple[bytes, str]:
     """Strip Storm's serialization delegate envelope: returns (Thrift bytes, envelope name).
 
@@ -485,13 +490,19 @@ def unwrap(data: bytes, limit: int = MAX_DECOMPRESSED) -> tuple[bytes, str]:
 
 
 def _gunzip(data: bytes, limit: int) -> bytes:
-    import zlib
-
-    inflater = zlib.decompressobj(wbits=31)
+    # zlib-ng inflates a small payload in a third of zlib's time (most of it is setting up the inflater,
+    # once per znode); a damaged one is inflated again by zlib, whose message the failure keeps
+    inflater = _zlib_ng.decompressobj(wbits=31)
     try:
         out = inflater.decompress(data, limit + 1)
-    except zlib.error as exc:
-        raise DecodeError(f"gzip: {exc}", failure_type=FailureType.DECOMPRESSION_ERROR) from None
+    except _ZLIB_NG_ERROR:
+        import zlib
+
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            out = inflater.decompress(data, limit + 1)
+        except zlib.error as exc:
+            raise DecodeError(f"gzip: {exc}", failure_type=FailureType.DECOMPRESSION_ERROR) from None
     if len(out) > limit:
         raise DecodeError(
             f"gzip inflates past the {limit}-byte limit", failure_type=FailureType.DECOMPRESSED_SIZE_LIMIT
