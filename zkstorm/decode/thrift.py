@@ -492,7 +492,7 @@ def unwrap(data: bytes, limit: int = MAX_DECOMPRESSED) -> tuple[bytes, str]:
 def _gunzip(data: bytes, limit: int) -> bytes:
     # zlib-ng inflates a small payload in a third of zlib's time (most of it is setting up the inflater,
     # once per znode); a damaged one is inflated again by zlib, whose message the failure keeps
-    inflater = _zlib_ng.decompressobj(wbits=31)
+    inflater: Any = _zlib_ng.decompressobj(wbits=31)
     try:
         out = inflater.decompress(data, limit + 1)
     except _ZLIB_NG_ERROR:
