@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -24,7 +23,7 @@ def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bo
     fmt = "json" if as_json else fmt
     started = time.monotonic()
     with settings.cluster() as cluster:
-        records = _only_tree_records(cluster.walk(path, depth=depth))
+        records = cluster.tree(path, depth=depth)
         if fmt == "tree":
             from ..records import Unreadable
             from ..render import znode_tree
@@ -52,15 +51,6 @@ def tree(settings: Settings, path: str, depth: int | None, fmt: str, as_json: bo
         stats.retries,
     )
     finish(settings, notes=False)
-
-
-def _only_tree_records(records: Iterator[Any]) -> Iterator[Any]:
-    """``tree`` shows znodes and failures; decoded records belong to the per-system commands."""
-    from ..records import DecodeFailure, Unreadable, Znode
-
-    for record in records:
-        if isinstance(record, Znode | Unreadable | DecodeFailure):
-            yield record
 
 
 @cli.command()

@@ -305,6 +305,22 @@ class Cluster:
             self.note_problems(records)
             yield from records
 
+    def tree(self, path: str = "/", *, depth: int | None = None) -> Iterator[Znode | Unreadable | DecodeFailure]:
+        """What ``zkstorm tree`` shows of ``walk``: every ``Znode`` (its summary decoded), and the
+        ``DecodeFailure`` or ``Unreadable`` records, not the decoded records themselves; problems are
+        noted as ``walk`` notes them. One loop, since it runs once per znode of the whole tree."""
+        problems = self.problems
+        for _, znode, records in self._decoded_walk(path, depth=depth):
+            if znode is not None:
+                yield znode
+            for record in records:
+                kind = type(record)
+                if kind is DecodeFailure or kind is Unreadable:
+                    problems.append(record)
+                    yield record
+                elif kind is DecodeWarning:
+                    problems.append(record)
+
     def get(self, path: str) -> ZnodeDetail:
         """One znode: its record, its decoded records, and its plain value when nothing decodes it."""
         raw: RawNode = self.source.get(path)
