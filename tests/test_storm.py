@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 from urllib.parse import unquote_plus
@@ -212,6 +213,11 @@ def test_heartbeat_stats_rows_on_request() -> None:
     assert {r.window for r in rows} <= {"600", "10800", "86400", ":all-time"}
     assert any(r.source_component for r in rows if r.executor_type == "bolt" and r.metric == "executed")
     assert {r.executor_type for r in rows if (r.start_task, r.end_task) == (-1, -1)} == {None}
+    # the rows are filled slot by slot: each must be the record the dataclass constructor gives
+    # (asdict reads every declared slot, so a slot left unset would raise here)
+    for row in rows:
+        assert dataclasses.asdict(row) == dataclasses.asdict(StormExecutorStat(**dataclasses.asdict(row)))
+        assert type(row.value) is float and type(row.window) is str and type(row.stream) is str
 
 
 def test_show_secrets_reveals_credentials_and_keys() -> None:

@@ -164,3 +164,37 @@ def test_mutated_real_payloads_give_only_typed_errors(sample: tuple[str, bytes],
             target[position:position] = data.draw(st.binary(min_size=1, max_size=8))
     with contextlib.suppress(DecodeError):
         READER.read(record_type, unwrap(bytes(target))[0])
+
+
+def _stream_id(component: bytes, stream: bytes, *, reverse: bool = False, extra: bool = False) -> bytes:
+    fields = [bytes([11, 0, 1]) + len(component).to_bytes(4, "big") + component]
+    fields.append(bytes([11, 0, 2]) + len(stream).to_bytes(4, "big") + stream)
+    if reverse:
+        fields.reverse()
+    if extra:
+        fields.append(bytes([8, 0, 9]) + (7).to_bytes(4, "big"))
+    return b"".join(fields) + b"\0"
+
+
+def test_maps_keyed_by_a_struct_of_strings_read_every_shape_alike() -> None:
+    """A bolt's stats by GlobalStreamId: keys written as Storm writes them take a fast loop, any other
+    shape (fields out of order, an unknown field) the schema's reader; both give (component, stream)."""
+    reader = ThriftReader({"S": {1: ("m", ("map", ("struct", "GlobalStreamId"), "i64"))}, **STRUCTS}, ENUMS, REQUIRED)
+    keys = [
+        _stream_id(b"split", b"default"),
+        _stream_id(b"count", b"__ack_ack", reverse=True),
+        _stream_id(b"sp\xc3\xa9", b"x", extra=True),
+        _stream_id(b"", b"s"),
+    ]
+    entries = b"".join(key + (i * 10).to_bytes(8, "big") for i, key in enumerate(keys))
+    data = bytes([13, 0, 1, 12, 10]) + len(keys).to_bytes(4, "big") + entries + b"\0"
+    assert reader.read("S", data) == {
+        "m": {("split", "default"): 0, ("count", "__ack_ack"): 10, ("spé", "x"): 20, ("", "s"): 30}
+    }
+    bad = data.replace(b"sp\xc3\xa9", b"sp\xff\xa9")
+    with pytest.raises(DecodeError) as info:
+        reader.read("S", bad)
+    assert "not UTF-8" in info.value.reason
+    with pytest.raises(DecodeError) as info:
+        reader.read("S", data[:-12])
+    assert info.value.failure_type is FailureType.THRIFT_TRUNCATED

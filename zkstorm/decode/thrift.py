@@ -279,15 +279,26 @@ class ThriftReader:
         hashable = _hashable_for(key_spec, self.structs)
         fast_value = _FIXED.get(value_spec) if isinstance(value_spec, str) else None
         string_keys = key_spec == "string"
+        # map<struct of strings, number> (a bolt's stats by GlobalStreamId): each key read in one loop
+        # when its fields come as Storm writes them (every field, in id order, nothing else)
+        string_struct = _string_struct_header(key_spec, self.structs) if fast_value is not None else None
 
         def read_map(buf: bytes, offset: int) -> tuple[dict[object, object], int]:
-            ktype, vtype = buf[offset], buf[offset + 1]
-            n = _length(buf, offset + 2, per_element=2)
+            # a heartbeat holds a map per executor, metric and window: the common case is checked inline
+            if offset + 6 <= len(buf):
+                ktype, vtype, n = _MAP_HEAD(buf, offset)
+                if n < 0 or 2 * n > len(buf) - offset - 6:
+                    n = _length(buf, offset + 2, per_element=2)  # raises, saying why
+            else:
+                ktype, vtype = buf[offset], buf[offset + 1]
+                n = _length(buf, offset + 2, per_element=2)
             offset += 6
             if not n:
                 return {}, offset
-            _check_element(key_wire, ktype, "map key", offset)
-            _check_element(value_wire, vtype, "map value", offset)
+            if ktype != key_wire:
+                _check_element(key_wire, ktype, "map key", offset)
+            if vtype != value_wire:
+                _check_element(value_wire, vtype, "map value", offset)
             out: dict[object, object] = {}
             if string_keys and fast_value is not None and vtype == value_wire:
                 # map<string, i64|double|i32>: the bulk of every stats table
@@ -303,6 +314,33 @@ class ThriftReader:
                         )
                     out[buf[start:offset].decode("utf-8")] = unpack(buf, offset)[0]
                     offset += width
+                return out, offset
+            if string_struct is not None and fast_value is not None and vtype == value_wire:
+                headers, stop = string_struct
+                unpack, width = fast_value
+                for _ in range(n):
+                    at = offset
+                    key_fields: list[str] = []
+                    for header in headers:
+                        if buf[at : at + 3] != header:
+                            break
+                        (size,) = _UNPACK_I32(buf, at + 3)
+                        start = at + 7
+                        at = start + size
+                        if size < 0 or at > len(buf):
+                            break
+                        try:
+                            key_fields.append(buf[start:at].decode("utf-8"))
+                        except UnicodeDecodeError:
+                            break  # the generic reader says where
+                    else:
+                        if buf[at : at + 1] == stop and at + 1 + width <= len(buf):
+                            out[tuple(key_fields)] = unpack(buf, at + 1)[0]
+                            offset = at + 1 + width
+                            continue
+                    key, offset = read_key(buf, offset)  # any other shape: read as the schema says
+                    value, offset = read_value(buf, offset)
+                    out[hashable(key) if hashable else key] = value
                 return out, offset
             for _ in range(n):
                 key, offset = read_key(buf, offset) if ktype == key_wire else _read_int_any(ktype, buf, offset)
@@ -338,6 +376,7 @@ class ThriftReader:
 
 
 _UNPACK_I32 = _I32.unpack_from
+_MAP_HEAD = struct.Struct(">BBi").unpack_from  # key type, value type, count
 
 
 def _check_element(expected: int, ttype: int, what: str, offset: int) -> None:
@@ -402,6 +441,17 @@ _FIXED = {
     "double": (_UNPACK[DOUBLE].unpack_from, 8),
     "i32": (_I32.unpack_from, 4),
 }
+
+
+def _string_struct_header(spec: object, structs: dict[str, dict[int, tuple[str, object]]]) -> Any:
+    """For a struct whose fields are all strings: the field headers (STRING, id) in id order and the STOP
+    byte, as the bytes a writer puts before each value; None for any other type."""
+    if not (isinstance(spec, tuple) and spec[0] == "struct"):
+        return None
+    fields = structs[spec[1]]
+    if not fields or any(field_spec != "string" for _, field_spec in fields.values()):
+        return None
+    return tuple(struct.pack(">bh", STRING, field_id) for field_id in sorted(fields)), bytes([STOP])
 
 
 def _hashable_for(spec: object, structs: dict[str, dict[int, tuple[str, object]]]) -> Any:

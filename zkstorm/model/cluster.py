@@ -23,7 +23,7 @@ from typing import Any
 from ..collect import decode_node, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
 from ..errors import NotAllowedError, NotFoundError
-from ..layout import Roots, ancestors, discover_roots, is_secret_path, join, merged, relative_to, root_kinds
+from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
     DecodeFailure,
     DecodeWarning,
@@ -357,8 +357,12 @@ class Cluster:
             if znode is not None:
                 yield znode
             roots = found[-1] if found else self.roots
-            storm_root = max((r for r in roots.storm if relative_to(path, r) is not None), key=len, default=None)
-            kafka_root = max((r for r in roots.kafka if relative_to(path, r) is not None), key=len, default=None)
+            storm_root = kafka_root = None  # the deepest root of each system over the path
+            for system, root, _ in roots.locate(path):  # deepest first
+                if system == STORM:
+                    storm_root = storm_root or root
+                else:
+                    kafka_root = kafka_root or root
             counters: list[StormExecutorStat] = []
             for record in records:
                 kind = type(record)
