@@ -83,3 +83,26 @@ def test_secret_paths(path: str) -> None:
 @pytest.mark.parametrize("path", ["/kafka/config/topics/orders", "/storm/storms/t-1-1", "/config/users", "/"])
 def test_not_secret_paths(path: str) -> None:
     assert not is_secret_path(path)
+
+
+def test_locate_finds_every_root_over_a_path_deepest_first() -> None:
+    """``Roots.locate`` looks only at the roots under a path's first segment: it finds what trying every
+    root finds, for nested, overlapping and top-level roots."""
+    from zkstorm.layout import relative_to
+
+    roots = Roots(
+        storm=("/storm", "/a/storm", "/a", "/x/y/z"),
+        kafka=("/", "/a", "/kafka", "/a/b/kafka", "/storm/kafka"),
+    )
+    paths = ["/", "/a", "/a/b", "/a/b/kafka/brokers/ids/1", "/a/storm/storms/t", "/storm", "/storm/kafka/x"]
+    paths += ["/stormy/x", "/kafka", "/kafka2/brokers", "/x/y/z", "/x/y/zz", "/x/y", "/zookeeper/quota"]
+    for path in paths:
+        every = [
+            (system, root, rel)
+            for system, found in (("storm", roots.storm), ("kafka", roots.kafka))
+            for root in found
+            if (rel := relative_to(path, root)) is not None
+        ]
+        every.sort(key=lambda e: -len(e[1]))
+        assert sorted(roots.locate(path)) == sorted(every), path
+        assert [len(r) for _, r, _ in roots.locate(path)] == sorted((len(r) for _, r, _ in every), reverse=True)

@@ -107,8 +107,13 @@ def decode_node(
     decoder, root, rel = found
     context = DecodeContext(raw.path, root, rel, raw.stat, show_secrets, detail)
     try:
-        records = list(decoder.decode(context, raw.data))
-        decoded = [r for r in records if not isinstance(r, DecodeWarning)]
+        records = decoder.decode(context, raw.data)
+        records = records if type(records) is list else list(records)
+        decoded = records
+        for record in records:  # most decodes raise no warning: no second list then
+            if type(record) is DecodeWarning:
+                decoded = [r for r in records if type(r) is not DecodeWarning]
+                break
         summary: str | None
         if decoder.summarize and decoded:
             summary = decoder.summarize(decoded)
@@ -116,7 +121,7 @@ def decode_node(
             warnings = [r.warning for r in records if isinstance(r, DecodeWarning)]
             summary = "; ".join(warnings) or None
             if warnings:
-                records += _placeholder(decoder, context, warnings[0])
+                records = [*records, *_placeholder(decoder, context, warnings[0])]
     except DecodeError as exc:
         return _failed(raw, decoder, context, exc.failure_type, exc.reason)
     except Exception as exc:  # a decoder's own bug: a typed failure with the path, and the walk goes on

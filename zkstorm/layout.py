@@ -48,8 +48,10 @@ class Roots:
 
     def locate(self, path: str) -> list[tuple[str, str, str]]:
         """Every (system, root, relative path) that ``path`` falls under, most specific root first."""
+        by_first, at_top = _ordered(self)
         found = []
-        for system, root, prefix in _ordered(self):
+        # only the roots under the path's first segment (and "/") can hold it
+        for system, root, prefix in by_first.get(path[1:].partition("/")[0], at_top):
             if root == "/":
                 found.append((system, root, path[1:]))
             elif path == root:
@@ -59,11 +61,21 @@ class Roots:
         return found
 
 
+_Entry = tuple[str, str, str]
+
+
 @cache
-def _ordered(roots: Roots) -> tuple[tuple[str, str, str], ...]:
-    """(system, root, root + "/") by decreasing root length: computed once per Roots, not per znode."""
+def _ordered(roots: Roots) -> tuple[dict[str, tuple[_Entry, ...]], tuple[_Entry, ...]]:
+    """(system, root, root + "/") by decreasing root length, per first path segment (with the "/" roots
+    in each), and the "/" roots alone: computed once per Roots, not per znode."""
     entries = [(STORM, r, r + "/") for r in roots.storm] + [(KAFKA, r, r + "/") for r in roots.kafka]
-    return tuple(sorted(entries, key=lambda e: -len(e[1])))
+    entries.sort(key=lambda e: -len(e[1]))
+    at_top = tuple(e for e in entries if e[1] == "/")
+    firsts = {e[1][1:].partition("/")[0] for e in entries if e[1] != "/"}
+    by_first = {
+        first: tuple(e for e in entries if e[1] == "/" or e[1][1:].partition("/")[0] == first) for first in firsts
+    }
+    return by_first, at_top
 
 
 DEFAULT_ROOTS = Roots()
