@@ -342,6 +342,24 @@ class ThriftReader:
                     value, offset = read_value(buf, offset)
                     out[hashable(key) if hashable else key] = value
                 return out, offset
+            if string_keys and vtype == value_wire:
+                # map<string, map<…>> (a stats table's windows): each key read here, the value by its reader
+                end = len(buf)
+                for _ in range(n):
+                    key = None
+                    if offset + 4 <= end:
+                        (size,) = _UNPACK_I32(buf, offset)
+                        if 0 <= size <= end - offset - 4:
+                            try:  # (not contextlib.suppress: this loop runs per window of every executor)
+                                key = buf[offset + 4 : offset + 4 + size].decode("utf-8")
+                            except UnicodeDecodeError:
+                                key = None  # the generic reader says where
+                    if key is None:
+                        key, offset = read_key(buf, offset)
+                    else:
+                        offset += 4 + size
+                    out[key], offset = read_value(buf, offset)
+                return out, offset
             for _ in range(n):
                 key, offset = read_key(buf, offset) if ktype == key_wire else _read_int_any(ktype, buf, offset)
                 value, offset = read_value(buf, offset) if vtype == value_wire else _read_int_any(vtype, buf, offset)
