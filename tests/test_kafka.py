@@ -542,3 +542,44 @@ def test_json_is_read_the_same_by_the_fast_path_and_the_lenient_one(data: bytes)
         return (json.dumps(parsed.value), parsed.warnings, parsed.encoding)
 
     assert read(load_json) == read(_load_json_leniently)
+
+
+def _state_payloads() -> list[bytes]:
+    from tests import fixtures
+
+    found = [
+        n.data
+        for system, name in fixtures.all_clusters()
+        for n in fixtures.manifest(system, name)
+        if n.path.endswith("/state") and n.data
+    ]
+    return [
+        *found,
+        b'{"controller_epoch":1,"leader":-1,"version":1,"leader_epoch":0,"isr":[]}',
+        b'{"controller_epoch":1,"leader":2,"version":0,"leader_epoch":3,"isr":[2,1]}',
+        b'{"controller_epoch":1,"leader":2,"version":2,"leader_epoch":3,"isr":[2],"leader_recovery_state":1}',
+        b'{"controller_epoch":1,"leader":true,"version":1,"leader_epoch":3,"isr":[2]}',
+        b'{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":3,"isr":[2,"1"]}',
+        b'{"controller_epoch":1,"leader":null,"version":1,"leader_epoch":3,"isr":[2]}',
+        b'{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":3,"isr":[2],"new":1}',
+        b'{"controller_epoch":1,"leader":2,"version":1,"isr":[2]}',
+        b'{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":3,"isr":[2],"leader":4}',
+    ]
+
+
+@pytest.mark.parametrize("data", _state_payloads())
+def test_a_partition_state_reads_the_same_straight_and_field_by_field(data: bytes) -> None:
+    """The straight read of the usual partition state gives what the checked field-by-field read gives."""
+    from zkstorm.decode.kafka import _partition_state_fields, decode_partition_state, load_json
+    from zkstorm.decode.registry import DecodeContext
+
+    def read(fn: Any) -> Any:
+        rel = "brokers/topics/t/partitions/3/state"
+        context = DecodeContext(f"/k/{rel}", "/k", rel, STAT)
+        try:
+            return fn(context)
+        except DecodeError as exc:
+            return ("error", exc.failure_type, exc.reason)
+
+    straight = read(lambda c: decode_partition_state(c, data))
+    assert straight == read(lambda c: _partition_state_fields(c, load_json(data), "t", "3"))

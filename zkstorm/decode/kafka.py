@@ -424,10 +424,44 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     return [record, *rows, *moves, *_warnings(context, "kafka_topic", parsed, extra)]
 
 
+_STATE_FIELDS = ("leader", "leader_epoch", "controller_epoch", "version")
+_STATE_KEYS = frozenset({*_STATE_FIELDS, "isr"})
+
+
 @_payload("kafka_partition_state")
 def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
     segments = _segments(context)
     topic, partition = segments[-4], segments[-2]
+    obj = parsed.value
+    if (
+        type(obj) is dict
+        and obj.keys() == _STATE_KEYS
+        and not parsed.warnings
+        and all(type(obj[k]) is int for k in _STATE_FIELDS)
+        and obj["version"] <= 1
+        and type(obj["isr"]) is list
+        and all(type(b) is int for b in obj["isr"])
+    ):
+        # what every controller up to Kafka 3.x writes: read straight (one partition state per
+        # partition, the bulk of a Kafka tree); anything else goes through Fields below, which says
+        # what is missing, mistyped or new
+        return [
+            KafkaPartitionState(
+                topic=topic,
+                partition=int(partition) if _DIGITS.match(partition) else -1,
+                leader=obj["leader"],
+                leader_epoch=obj["leader_epoch"],
+                isr=tuple(obj["isr"]),
+                controller_epoch=obj["controller_epoch"],
+                version=obj["version"],
+                leader_recovery_state=0,
+                zk_version=context.stat.version if context.stat is not None else None,
+            )
+        ]
+    return _partition_state_fields(context, parsed, topic, partition)
+
+
+def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, partition: str) -> list[Any]:
     f = Fields(_object(parsed, "a partition state"))
     state = KafkaPartitionState(
         topic=topic,
