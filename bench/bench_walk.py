@@ -39,19 +39,26 @@ TARGET_RATIO = 20.0
 _CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+_CLIENT_CPU: list[float] = []  # user + system CPU seconds of each zkstorm process, in run order
+
+
 def cold(connect: str, args: list[str], env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one ``python -m zkstorm.cli --zk CONNECT ARGS`` process, stdout to /dev/null."""
+    """Wall seconds of one ``python -m zkstorm.cli --zk CONNECT ARGS`` process, stdout to /dev/null;
+    its CPU seconds (from ``wait4``) are appended to ``_CLIENT_CPU``."""
     started = time.perf_counter()
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-m", "zkstorm.cli", "--zk", connect, *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-        text=True,
         env={**_CHILD_ENV, **(env or {})},
     )
+    stderr = child.stderr.read() if child.stderr else b""  # drained before waiting: a full pipe would block it
+    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"zkstorm {' '.join(args)} exited {done.returncode}: {done.stderr[-2000:]}")
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"zkstorm {' '.join(args)} exited {child.returncode}: {stderr.decode()[-2000:]}")
+    _CLIENT_CPU.append(usage.ru_utime + usage.ru_stime)
     return seconds
 
 
@@ -113,14 +120,14 @@ def point_views(connect: str, rounds: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--znodes", type=int, default=35_000, help="size of the real-format tree")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-pipelined", action="store_true", help="skip the ZKSTORM_MULTIREAD=0 runs")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
     from zkstorm.sandbox import Sandbox, seed
 
-    runs: dict[str, list[tuple[float, float]]] = {"sequential": [], "tree": [], "snapshot": [], "pipelined": []}
+    runs: dict[str, list[tuple[float, float, float]]] = {"sequential": [], "tree": [], "snapshot": [], "pipelined": []}
     with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:
         _CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(Path(state) / "pycache")
         box = Sandbox(Path(state) / "sandbox")
@@ -142,9 +149,11 @@ def main(argv: list[str] | None = None) -> int:
 
             def measured(name: str, fn: Any, *fn_args: Any, **kwargs: Any) -> None:
                 cpu = process_cpu_seconds(server)
+                before = len(_CLIENT_CPU)
                 started = time.perf_counter()
                 fn(*fn_args, **kwargs)
-                runs[name].append((time.perf_counter() - started, process_cpu_seconds(server) - cpu))
+                client = _CLIENT_CPU[-1] if len(_CLIENT_CPU) > before else float("nan")
+                runs[name].append((time.perf_counter() - started, process_cpu_seconds(server) - cpu, client))
 
             for r in range(args.rounds):
                 measured("sequential", sequential_kazoo_walk, connect)
@@ -174,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         "sequential_kazoo_server_cpu_us_per_znode": round(median("sequential", 1) / znodes * 1e6, 1),
     }
     print(f"{'run (median of ' + str(args.rounds) + ')':<34}{'wall s':>8}{'znodes/s':>10}{'vs seq':>8}"
-          f"{'server µs/znode':>17}{'server-bound/s':>16}{'reached':>9}")  # fmt: skip
+          f"{'server µs/znode':>17}{'server-bound/s':>16}{'reached':>9}{'client CPU s':>14}")  # fmt: skip
     for name, label in (
         ("sequential", "sequential kazoo get+get_children"),
         ("tree", "zkstorm tree / -f jsonl"),
@@ -183,12 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     ):
         if not runs[name]:
             continue
-        wall, cpu = median(name, 0), median(name, 1)
+        wall, cpu, client = median(name, 0), median(name, 1), median(name, 2)
         rate = znodes / wall
         bound = znodes / cpu if cpu > 0 else float("inf")
         print(
             f"{label:<34}{wall:>8.2f}{rate:>10,.0f}{rate / base_rate:>7.1f}x{cpu / znodes * 1e6:>17.1f}"
-            f"{bound:>16,.0f}{rate / bound:>8.0%}"
+            f"{bound:>16,.0f}{rate / bound:>8.0%}{'' if client != client else f'{client:.2f}':>14}"
         )
         if name != "sequential":
             result.update(
@@ -199,6 +208,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"{name}_server_cpu_us_per_znode": round(cpu / znodes * 1e6, 1),
                     f"{name}_server_bound_znodes_per_s": round(bound),
                     f"{name}_fraction_of_server_bound": round(rate / bound, 3),
+                    f"{name}_client_cpu_seconds": round(client, 2),
+                    f"{name}_ratios_per_round": [
+                        round(base[0] / run[0], 1) for base, run in zip(runs["sequential"], runs[name], strict=True)
+                    ],
                 }
             )
     print(

@@ -140,11 +140,3 @@ def process_cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state is fields[0]
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def with_server_cpu(pid: int, fn: Any, *args: Any) -> tuple[float, float]:
-    """(wall seconds, server CPU seconds) of ``fn(*args)``."""
-    cpu = process_cpu_seconds(pid)
-    started = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - started, process_cpu_seconds(pid) - cpu
