@@ -108,11 +108,25 @@ def _elapsed(seconds: float) -> str:
 DELAY_ENV = "ZKSTORM_PROGRESS_DELAY"  # seconds before the display appears (default 0.4)
 
 
+def _may_be_terminal(stream: Any) -> bool:
+    """False only where rich would find no terminal either: no tty, and none of the environment
+    variables that make rich treat a stream as one (``TTY_COMPATIBLE``, ``FORCE_COLOR``)."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return True
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty is not None and isatty())
+    except (OSError, ValueError):
+        return False
+
+
 def terminal_progress(*, stream: Any = None) -> Progress:
     """A display on ``stream`` (stderr) when it is a terminal, else ``NO_PROGRESS``."""
+    stream = stream if stream is not None else sys.stderr
+    if not _may_be_terminal(stream):
+        return NO_PROGRESS  # a pipe, a file, cron: settled without importing rich
     from rich.console import Console
 
-    stream = stream if stream is not None else sys.stderr
     console = Console(file=stream, highlight=False)
     if not console.is_terminal or console.is_dumb_terminal:
         return NO_PROGRESS
