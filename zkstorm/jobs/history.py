@@ -140,6 +140,7 @@ def run_history(
             facts = store
         else:
             facts.frames = {name: rows.cache() for name, rows in computed.items()}
+        window.release()
         tables.release()
 
     # stage 2: the metrics of the whole history, from the facts alone (small)
@@ -225,21 +226,21 @@ def _plan_for(spark: Any, rows: int) -> bool:
     small (under ``SMALL_ROWS``).
 
     Shuffle partitions: Spark's default of 200 costs more in task overhead than the work itself on a
-    night's snapshot. Adaptive execution submits every stage as a job of its own, and broadcasting a
-    join's small side is one more job each time: on a small read they are most of the time taken, so
-    neither is used there. Spark never broadcasts on its own (Parquet file sizes understate tables many
-    times over, and its automatic broadcasts ran the driver out of memory at 50,000 partitions x 30
-    nights); on a large read the per-snapshot frame is broadcast explicitly."""
+    night's snapshot. Adaptive execution submits every stage as a job of its own (it would coalesce
+    shuffle partitions, which are sized here already), and broadcasting a join's small side is one more
+    job each time: on a small read they are most of the time taken. So adaptive execution is off, and
+    Spark never broadcasts on its own (Parquet file sizes understate tables many times over, and its
+    automatic broadcasts ran the driver out of memory at 50,000 partitions x 30 nights); on a large
+    read the per-snapshot frame is broadcast explicitly."""
     conf = spark.sparkContext.getConf()
     if not conf.contains("spark.sql.shuffle.partitions"):
         partitions = max(spark.sparkContext.defaultParallelism, min(200, rows // ROWS_PER_SHUFFLE_PARTITION))
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     if not conf.contains("spark.sql.autoBroadcastJoinThreshold"):
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    small = rows < SMALL_ROWS
     if not conf.contains("spark.sql.adaptive.enabled"):
-        spark.conf.set("spark.sql.adaptive.enabled", "false" if small else "true")
-    return small
+        spark.conf.set("spark.sql.adaptive.enabled", "false")
+    return rows < SMALL_ROWS
 
 
 def _run_id() -> str:

@@ -54,9 +54,22 @@ class Window:
     tables: Tables
     snaps: Any
     seen: Tables
+    kept: dict[str, Any] = field(default_factory=dict)
 
     def table(self, name: str) -> Any | None:
         return self.tables.table(name)
+
+    def keep(self, name: str, make: Callable[[], Any | None]) -> Any | None:
+        """What several facts compute from, computed once and cached (``release`` lets it go)."""
+        if name not in self.kept:
+            frame = make()
+            self.kept[name] = frame.persist() if frame is not None else None
+        return self.kept[name]
+
+    def release(self) -> None:
+        for frame in self.kept.values():
+            if frame is not None:
+                frame.unpersist()
 
 
 @dataclass
@@ -86,6 +99,19 @@ def _pairs(df: Any, snaps: Any, keys: list[str]) -> Any:
         *[F.col(c).alias(f"prev_{c}") for c in df.columns if c not in ("snapshot_id", "cluster", *keys)],
     )
     return current.join(prev, ["prev_id", "cluster", *keys])
+
+
+def _previous(df: Any, snaps: Any, keys: list[str], columns: list[str]) -> Any:
+    """Each row with ``columns`` of the same key's row in the previous snapshot of its cluster
+    (``prev_<column>``); rows whose key was not in the previous snapshot are dropped. What ``_pairs``
+    gives, by one sort of the rows by key instead of a join of the table with itself: for the largest
+    tables (a year of partitions)."""
+    F, W = _F(), _window()
+    by_key = W.partitionBy("cluster", *keys).orderBy("idx")
+    rows = df.join(snaps.select("snapshot_id", "idx"), "snapshot_id")
+    for column in ["idx", *columns]:
+        rows = rows.withColumn(f"prev_{column}", F.lag(column).over(by_key))
+    return rows.where(F.col("prev_idx") == F.col("idx") - 1)
 
 
 def churn(df: Any, snaps: Any, keys: list[str], what: str) -> Any:
@@ -316,10 +342,15 @@ def kafka_broker_impact(w: Window) -> Any | None:
     if partitions is None:
         return None
     F = _F()
+    live = _live_brokers(w)
+    if live is not None:  # only partitions naming a broker that is not registered: usually none
+        registered = live.groupBy("snapshot_id").agg(F.collect_set("broker_id").alias("registered"))
+        partitions = partitions.join(registered, "snapshot_id", "left").where(
+            F.col("registered").isNull() | (F.size(F.array_except("replicas", "registered")) > 0)
+        )
     replicas = partitions.select(
         "cluster", "snapshot_id", "offline", F.posexplode("replicas").alias("position", "broker_id")
     )
-    live = _live_brokers(w)
     if live is not None:
         replicas = replicas.join(live.select("snapshot_id", "broker_id"), ["snapshot_id", "broker_id"], "left_anti")
     return replicas.groupBy("cluster", "snapshot_id", "broker_id").agg(
@@ -388,13 +419,17 @@ def kafka_offline_topics(w: Window) -> Any | None:
 
 
 def _isr_pairs(w: Window) -> Any | None:
-    """Each partition with its ISR and leader in the previous snapshot (``prev_isr``, ``prev_leader``)."""
-    p = w.table("kafka_partitions")
-    if p is None:
-        return None
-    return _pairs(
-        p.select("cluster", "snapshot_id", "topic", "partition", "isr", "leader"), w.snaps, ["topic", "partition"]
-    )
+    """Each partition with its ISR and leader in the previous snapshot (``prev_isr``, ``prev_leader``),
+    computed once for the facts that compare them."""
+
+    def make() -> Any | None:
+        p = w.table("kafka_partitions")
+        if p is None:
+            return None
+        columns = p.select("cluster", "snapshot_id", "topic", "partition", "isr", "leader")
+        return _previous(columns, w.snaps, ["topic", "partition"], ["isr", "leader"])
+
+    return w.keep("isr_pairs", make)
 
 
 def kafka_isr_shrinks(w: Window) -> Any | None:
