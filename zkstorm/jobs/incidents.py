@@ -154,24 +154,29 @@ def brokers_gone(h: History) -> list[Incident]:
                 f"{hit_row['preferred'] or 0:,}; {hit_row['offline'] or 0:,} of them offline"
             )
         endpoint = endpoints.get((s["cluster"], s["broker_id"])) or "?"
-        ended = _utc(s["ended"]) if s["ended"] else None
-        out.append(
-            Incident(
-                cluster=s["cluster"],
-                system="Kafka",
-                kind="broker_gone",
-                level=CRITICAL,
-                started=_utc(s["started"]),
-                ended=ended,
-                ongoing=ended is None,
-                snapshots=s["snapshots"],
-                subjects=[f"broker {broker}"],
-                count=1,
-                summary=f"broker {broker} ({endpoint}) not registered: {_lasting(s['snapshots'], ended)}{detail}",
-                chart="kafka_brokers",
-            )
-        )
+        what = f"broker {broker} ({endpoint}) not registered:"
+        out.append(_absence(s, ("Kafka", "broker_gone", CRITICAL, "kafka_brokers"), f"broker {broker}", what, detail))
     return out
+
+
+def _absence(span: Any, rule: tuple[str, str, str, str], subject: str, what: str, detail: str) -> Incident:
+    """The incident of one run of absences (``_absences``); ``rule`` is (system, kind, level, chart)."""
+    system, kind, level, chart = rule
+    ended = _utc(span["ended"]) if span["ended"] else None
+    return Incident(
+        cluster=span["cluster"],
+        system=system,
+        kind=kind,
+        level=level,
+        started=_utc(span["started"]),
+        ended=ended,
+        ongoing=ended is None,
+        snapshots=span["snapshots"],
+        subjects=[subject],
+        count=1,
+        summary=f"{what} {_lasting(span['snapshots'], ended)}{detail}",
+        chart=chart,
+    )
 
 
 def supervisors_missing(h: History) -> list[Incident]:
@@ -196,23 +201,8 @@ def supervisors_missing(h: History) -> list[Incident]:
     for s in spans:
         seen = slots.get((s["cluster"], s["hostname"]))
         detail = f"; last seen with {seen['slots']} slots, {seen['used']} used" if seen is not None else ""
-        ended = _utc(s["ended"]) if s["ended"] else None
-        out.append(
-            Incident(
-                cluster=s["cluster"],
-                system="Storm",
-                kind="supervisor_missing",
-                level=WARNING,
-                started=_utc(s["started"]),
-                ended=ended,
-                ongoing=ended is None,
-                snapshots=s["snapshots"],
-                subjects=[s["hostname"]],
-                count=1,
-                summary=f"supervisor {s['hostname']} {_lasting(s['snapshots'], ended)}{detail}",
-                chart="storm_supervisors",
-            )
-        )
+        rule = ("Storm", "supervisor_missing", WARNING, "storm_supervisors")
+        out.append(_absence(s, rule, s["hostname"], f"supervisor {s['hostname']}", detail))
     return out
 
 
@@ -278,60 +268,46 @@ def _per_snapshot(metric: Any, key_a: str, key_b: str, value: str) -> list[Any]:
     return a.join(b, group).where("total > 0").orderBy(*group).collect()
 
 
-def isr_shrinks(h: History) -> list[Incident]:
-    """Replicas that fell out of ISRs since the previous snapshot: which brokers, which topics."""
-    metric = h.computed.get("kafka_isr_shrinks")
+def _partition_changes(h: History, metric_name: str, kind: str, level: str, what: str) -> list[Incident]:
+    """One incident per snapshot in which partitions changed (``metric_name``'s rows, per broker and
+    topic): ``what`` words the total, then the brokers and the topics most affected."""
+    metric = h.computed.get(metric_name)
     if metric is None:
         return []
     out = []
-    for r in _per_snapshot(metric, "broker_id", "topic", "isr_shrinks"):
-        brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
-        out.append(
-            Incident(
-                cluster=r["cluster"],
-                system="Kafka",
-                kind="isr_shrink",
-                level=WARNING,
-                started=_utc(r["snapshot_time"]),
-                ended=None,
-                ongoing=False,
-                snapshots=1,
-                subjects=[name for name, _ in brokers[:NAMED]] + [name for name, _ in topics[:NAMED]],
-                count=int(r["total"]),
-                summary=f"{int(r['total']):,} replicas left an ISR: {named(brokers)}; topics {named(topics)}",
-                chart="kafka_isr_shrinks",
-            )
-        )
-    return out
-
-
-def leader_moves(h: History) -> list[Incident]:
-    """Partitions whose leader changed since the previous snapshot, by the broker that lost them."""
-    metric = h.computed.get("kafka_leader_changes")
-    if metric is None:
-        return []
-    out = []
-    for r in _per_snapshot(metric, "broker_id", "topic", "leader_changes"):
+    for r in _per_snapshot(metric, "broker_id", "topic", METRIC_VALUES[metric_name]):
         brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
         brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
         out.append(
             Incident(
                 cluster=r["cluster"],
                 system="Kafka",
-                kind="leader_moves",
-                level=INFO,
+                kind=kind,
+                level=level,
                 started=_utc(r["snapshot_time"]),
                 ended=None,
                 ongoing=False,
                 snapshots=1,
                 subjects=[name for name, _ in brokers[:NAMED]] + [name for name, _ in topics[:NAMED]],
                 count=int(r["total"]),
-                summary=f"{int(r['total']):,} partitions changed leader, taken from {named(brokers)}; "
-                f"topics {named(topics)}",
-                chart="kafka_leader_changes",
+                summary=f"{int(r['total']):,} {what} {named(brokers)}; topics {named(topics)}",
+                chart=metric_name,
             )
         )
     return out
+
+
+METRIC_VALUES = {"kafka_isr_shrinks": "isr_shrinks", "kafka_leader_changes": "leader_changes"}
+
+
+def isr_shrinks(h: History) -> list[Incident]:
+    """Replicas that fell out of ISRs since the previous snapshot: which brokers, which topics."""
+    return _partition_changes(h, "kafka_isr_shrinks", "isr_shrink", WARNING, "replicas left an ISR:")
+
+
+def leader_moves(h: History) -> list[Incident]:
+    """Partitions whose leader changed since the previous snapshot, by the broker that lost them."""
+    return _partition_changes(h, "kafka_leader_changes", "leader_moves", INFO, "partitions changed leader, taken from")
 
 
 def controller_moves(h: History) -> list[Incident]:

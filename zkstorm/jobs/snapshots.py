@@ -59,14 +59,8 @@ class SnapshotSet:
         self.snapshots = refs
 
     def _manifests(self) -> list[dict[str, Any]]:
-        try:
-            pairs = self.spark.sparkContext.wholeTextFiles(f"{self.base}/{MANIFESTS}/*.json").collect()
-        except Exception as exc:  # Py4J wraps "input path does not exist"
-            if "does not exist" in str(exc) or "Input Pattern" in str(exc):
-                return []
-            raise
         manifests = []
-        for path, text in pairs:
+        for path, text in text_files(self.spark, f"{self.base}/{MANIFESTS}/*.json"):
             try:
                 manifest = json.loads(text)
                 _time(manifest["snapshot_time"])
@@ -102,6 +96,17 @@ class SnapshotSet:
         schema = spark_schema(name)
         reader = self.spark.read.schema(schema) if schema is not None else self.spark.read.option("mergeSchema", "true")
         return reader.parquet(*paths)
+
+
+def text_files(spark: Any, pattern: str) -> list[tuple[str, str]]:
+    """(path, text) of every file matching ``pattern`` (any filesystem Spark reads); none if the folder
+    does not exist."""
+    try:
+        return list(spark.sparkContext.wholeTextFiles(pattern).collect())
+    except Exception as exc:  # Py4J wraps "input path does not exist"
+        if "does not exist" in str(exc) or "Input Pattern" in str(exc):
+            return []
+        raise
 
 
 def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> Any:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from .snapshots import text_files
+
 STORE = "_history"
 VERSION = 1  # a store of another version is rebuilt, not read
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
@@ -42,14 +44,8 @@ class HistoryStore:
         self._read: dict[str, Any] = {}
 
     def _markers(self) -> list[Run]:
-        try:
-            pairs = self.spark.sparkContext.wholeTextFiles(f"{self.base}/runs/*/part-*").collect()
-        except Exception as exc:  # Py4J wraps "input path does not exist"
-            if "does not exist" in str(exc) or "Input Pattern" in str(exc):
-                return []
-            raise
         runs = []
-        for _, text in pairs:
+        for _, text in text_files(self.spark, f"{self.base}/runs/*/part-*"):
             m = json.loads(text)
             runs.append(
                 Run(
