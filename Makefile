@@ -26,7 +26,7 @@ test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+; i
 	@bash scripts/test-deps.sh
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files (300k), history (30 vs 60 nights)
+bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), history (2 small snapshots; a year of 100k partitions, full and nightly)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
 	$(BIN)/python -u bench/bench_kafka.py --json bench-results/kafka.json
 	$(BIN)/python -u bench/bench_snapshot.py --json bench-results/snapshot.json
