@@ -582,6 +582,12 @@ def test_history_errors_are_one_line(week: Path, tmp_path: Path) -> None:
     result = run("history", str(damaged))
     assert result.exit_code == 1 and result.stderr.startswith("zkstorm: the history job failed: ")
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    marker = tmp_path / "out" / "_history" / "runs" / "r1" / "part-00000.txt"
+    marker.parent.mkdir(parents=True)
+    marker.write_text("{not json")  # a damaged run marker under --out
+    result = run("history", str(week), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 1 and "not a zkstorm history run marker" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
 # --- diff -----------------------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ def json_bytes(record: Any) -> bytes:
     text = _dumps(_json_object(record))
     try:
         return text.encode()
-    except UnicodeEncodeError:  # a lone surrogate: escaped as \uXXXX, which reads back as the same string
+    except UnicodeEncodeError:  # a lone surrogate: written as a JSON \u escape, read back as the same string
         return json.dumps(_json_object(record), ensure_ascii=True, separators=(",", ":")).encode()
 
 

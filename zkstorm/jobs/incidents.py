@@ -268,14 +268,14 @@ def _per_snapshot(metric: Any, key_a: str, key_b: str, value: str) -> list[Any]:
     return a.join(b, group).where("total > 0").orderBy(*group).collect()
 
 
-def _partition_changes(h: History, metric_name: str, kind: str, level: str, what: str) -> list[Incident]:
-    """One incident per snapshot in which partitions changed (``metric_name``'s rows, per broker and
+def _partition_changes(h: History, metric_name: str, value: str, kind: str, level: str, what: str) -> list[Incident]:
+    """One incident per snapshot in which partitions changed (``metric_name``'s ``value`` per broker and
     topic): ``what`` words the total, then the brokers and the topics most affected."""
     metric = h.computed.get(metric_name)
     if metric is None:
         return []
     out = []
-    for r in _per_snapshot(metric, "broker_id", "topic", METRIC_VALUES[metric_name]):
+    for r in _per_snapshot(metric, "broker_id", "topic", value):
         brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
         brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
         out.append(
@@ -297,17 +297,15 @@ def _partition_changes(h: History, metric_name: str, kind: str, level: str, what
     return out
 
 
-METRIC_VALUES = {"kafka_isr_shrinks": "isr_shrinks", "kafka_leader_changes": "leader_changes"}
-
-
 def isr_shrinks(h: History) -> list[Incident]:
     """Replicas that fell out of ISRs since the previous snapshot: which brokers, which topics."""
-    return _partition_changes(h, "kafka_isr_shrinks", "isr_shrink", WARNING, "replicas left an ISR:")
+    return _partition_changes(h, "kafka_isr_shrinks", "isr_shrinks", "isr_shrink", WARNING, "replicas left an ISR:")
 
 
 def leader_moves(h: History) -> list[Incident]:
     """Partitions whose leader changed since the previous snapshot, by the broker that lost them."""
-    return _partition_changes(h, "kafka_leader_changes", "leader_moves", INFO, "partitions changed leader, taken from")
+    what = "partitions changed leader, taken from"
+    return _partition_changes(h, "kafka_leader_changes", "leader_changes", "leader_moves", INFO, what)
 
 
 def controller_moves(h: History) -> list[Incident]:

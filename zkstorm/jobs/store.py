@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+from ..errors import ZkstormError
 from .snapshots import text_files
 
 STORE = "_history"
@@ -45,17 +46,23 @@ class HistoryStore:
 
     def _markers(self) -> list[Run]:
         runs = []
-        for _, text in text_files(self.spark, f"{self.base}/runs/*/part-*"):
-            m = json.loads(text)
-            runs.append(
-                Run(
-                    m["run"],
-                    tuple((s["cluster"], s["snapshot_id"], _time(s["snapshot_time"])) for s in m["snapshots"]),
-                    tuple(m["facts"]),
-                    tuple(m.get("replaces", ())),
-                    int(m.get("version", 0)),
+        for path, text in text_files(self.spark, f"{self.base}/runs/*/part-*"):
+            try:
+                m = json.loads(text)
+                runs.append(
+                    Run(
+                        m["run"],
+                        tuple((s["cluster"], s["snapshot_id"], _time(s["snapshot_time"])) for s in m["snapshots"]),
+                        tuple(m["facts"]),
+                        tuple(m.get("replaces", ())),
+                        int(m.get("version", 0)),
+                    )
                 )
-            )
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise ZkstormError(
+                    f"{path}: not a zkstorm history run marker ({type(exc).__name__}: {exc}); "
+                    f"remove {self.base} to rebuild the history"
+                ) from None
         return runs
 
     def _live_runs(self) -> list[Run]:
