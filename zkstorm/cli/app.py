@@ -7,6 +7,7 @@ rich, pyarrow, the decoders) are imported inside the commands so that ``zkstorm 
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -34,11 +35,20 @@ def _fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
+# A walk allocates millions of short-lived containers (decoded dicts, records) that reference counting
+# frees, none of them in cycles: at Python's default thresholds (700, 10, 10) the cyclic collector ran
+# 840 times during a snapshot of the 35k-znode benchmark tree, 0.26 s of its 2.9 s of CPU, scanning the
+# records a snapshot holds for its joins again and again. A command is one short process; at these
+# thresholds it collects a few times, and cycles (kazoo's exceptions, tracebacks) are still freed.
+_GC_THRESHOLDS = (100_000, 20, 10)
+
+
 class ZkstormGroup(click.Group):
     """Maps every escaping error to one stderr line and its documented exit code; never a traceback."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         kwargs.setdefault("standalone_mode", True)
+        gc.set_threshold(*_GC_THRESHOLDS)
         try:
             return super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.Exit as exc:
