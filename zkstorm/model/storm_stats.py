@@ -203,18 +203,26 @@ def component_stats(
         if component is not None and (beat is None or beat.stale):
             stale[component] = stale.get(component, 0) + 1
 
+    # each component's figures in executor order, grouped in one pass (a snapshot runs this for every
+    # topology of the cluster)
+    by_component: dict[str, list[ExecutorFigures]] = {}
+    for executor, f in sorted(chosen.items()):
+        by_component.setdefault(owner[executor], []).append(f)
+
     rows = []
     names = sorted({c.component for c in components} | set(owner.values()))
     for component in names:
         if is_system_id(component) and not include_sys:
             continue
-        mine = [f for executor, f in sorted(chosen.items()) if owner[executor] == component]
+        mine = by_component.get(component, [])
         kinds = {f.executor_type for f in mine if f.executor_type}
         kind = kinds.pop() if len(kinds) == 1 else None
         capacities = [
             f.capacity(beats[(f.node, f.port)].uptime_secs if (f.node, f.port) in beats else None) for f in mine
         ]
+        tasks = sum(end - start + 1 for start, end in (f.executor for f in mine))
         last = last_errors.get(component)
+        last_error_at = datetime.fromtimestamp(last.time_secs, timezone.utc) if last else None
         for window in windows:
             total = Figures()
             for f in mine:
@@ -238,7 +246,7 @@ def component_stats(
                     component_type=kind,
                     window=window,
                     executors=len(mine),
-                    tasks=sum(end - start + 1 for start, end in (f.executor for f in mine)),
+                    tasks=tasks,
                     emitted=total.emitted,
                     transferred=total.transferred,
                     acked=total.acked,
@@ -249,7 +257,7 @@ def component_stats(
                     process_latency_ms=total.process_total / total.executed if bolt and total.executed else None,
                     capacity=max(capacities, default=0.0) if bolt else None,
                     stale_executors=stale.get(component, 0),
-                    last_error_at=datetime.fromtimestamp(last.time_secs, timezone.utc) if last else None,
+                    last_error_at=last_error_at,
                     last_error_host=last.host if last else None,
                     last_error_port=last.port if last else None,
                     last_error=last.first_line if last else None,
