@@ -282,6 +282,39 @@ class ThriftReader:
         # map<struct of strings, number> (a bolt's stats by GlobalStreamId): each key read in one loop
         # when its fields come as Storm writes them (every field, in id order, nothing else)
         string_struct = _string_struct_header(key_spec, self.structs) if fast_value is not None else None
+        pair_struct = string_struct if string_struct is not None and len(string_struct[0]) == 2 else None
+
+        def read_pair_keyed(
+            buf: bytes, offset: int, n: int, out: dict[object, object]
+        ) -> tuple[dict[object, object], int]:
+            """``n`` entries keyed by a struct of two strings (GlobalStreamId: component, stream), the
+            most common key of a bolt's stats, each in straight-line code: the loop over the headers
+            below cost a third more per entry. Any other shape goes to the schema's readers."""
+            (first, second), stop = pair_struct  # type: ignore[misc]
+            unpack, width = fast_value  # type: ignore[misc]
+            end = len(buf)
+            for _ in range(n):
+                if buf[offset : offset + 3] == first:
+                    (size,) = _UNPACK_I32(buf, offset + 3)
+                    start = offset + 7
+                    at = start + size
+                    if size >= 0 and buf[at : at + 3] == second:
+                        (size2,) = _UNPACK_I32(buf, at + 3)
+                        start2 = at + 7
+                        at2 = start2 + size2
+                        if size2 >= 0 and buf[at2 : at2 + 1] == stop and at2 + 1 + width <= end:
+                            try:
+                                key = (buf[start:at].decode("utf-8"), buf[start2:at2].decode("utf-8"))
+                            except UnicodeDecodeError:
+                                pass  # the generic reader says where
+                            else:
+                                out[key] = unpack(buf, at2 + 1)[0]
+                                offset = at2 + 1 + width
+                                continue
+                key, offset = read_key(buf, offset)  # any other shape: read as the schema says
+                value, offset = read_value(buf, offset)
+                out[hashable(key) if hashable else key] = value
+            return out, offset
 
         def read_map(buf: bytes, offset: int) -> tuple[dict[object, object], int]:
             # a heartbeat holds a map per executor, metric and window: the common case is checked inline
@@ -315,6 +348,8 @@ class ThriftReader:
                     out[buf[start:offset].decode("utf-8")] = unpack(buf, offset)[0]
                     offset += width
                 return out, offset
+            if pair_struct is not None and vtype == value_wire:
+                return read_pair_keyed(buf, offset, n, out)
             if string_struct is not None and fast_value is not None and vtype == value_wire:
                 headers, stop = string_struct
                 unpack, width = fast_value
