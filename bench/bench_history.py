@@ -31,6 +31,7 @@ from benchlib import write_result
 
 FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=timezone.utc)
 GONE_NIGHTS = range(180, 183)  # the last broker is not registered on these nights
+CLUSTER = "bench"  # every row's cluster and the manifest's, as zkstorm snapshot writes them
 
 
 def zkstorm(*args: str) -> float:
@@ -136,6 +137,7 @@ def year_of_nights(base: Path, target: Path, nights: range, partitions: int) -> 
             table = table.set_column(
                 table.schema.get_field_index("snapshot_id"), "snapshot_id", pa.array([snapshot_id] * n, pa.string())
             )
+            table = table.set_column(table.schema.get_field_index("cluster"), "cluster", pa.array([CLUSTER] * n))
             table = table.set_column(
                 table.schema.get_field_index("snapshot_time"),
                 "snapshot_time",
@@ -151,7 +153,7 @@ def year_of_nights(base: Path, target: Path, nights: range, partitions: int) -> 
             json.dumps(
                 {
                     "snapshot_id": snapshot_id,
-                    "cluster": "bench",
+                    "cluster": CLUSTER,
                     "snapshot_time": at.isoformat(),
                     "files": files,
                     "tables": rows,

@@ -127,7 +127,7 @@ def run_history(
         tables = _Snapshots(selected, reading, readers)
         seen = store if (store is not None and kept) else _Facts()  # a full rebuild de-duplicates afresh
         snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))
-        window = Window(tables, snaps if small else broadcast(snaps), seen)
+        window = Window(tables, snaps if small else broadcast(snaps), seen, sorted(context))
         new_ids = sorted(r.snapshot_id for r in new)
         computed = {}
         for fact in FACTS:
@@ -145,7 +145,7 @@ def run_history(
 
     # stage 2: the metrics of the whole history, from the facts alone (small)
     _plan_for(spark, 0)  # facts are small
-    history = History(facts, frame)
+    history = History(facts, frame, _latest(every))
     for step, metric in enumerate(METRICS, 2):
         progress.stage(f"{metric.title} ({step}/{steps})")
         table = metric.compute(history)
@@ -203,6 +203,15 @@ def _kept(
         if ref.snapshot_id not in ids and ref.cluster in newest and ref.snapshot_time <= newest[ref.cluster]:
             return [], f"full (snapshot {ref.snapshot_id} is older than the newest one kept)"
     return kept, "incremental"
+
+
+def _latest(snapshots: list[tuple[str, str, datetime]]) -> list[str]:
+    """Each cluster's newest snapshot id."""
+    newest: dict[str, tuple[datetime, str]] = {}
+    for cluster, snapshot_id, at in snapshots:
+        if cluster not in newest or (at, snapshot_id) > newest[cluster]:
+            newest[cluster] = (at, snapshot_id)
+    return sorted(snapshot_id for _, snapshot_id in newest.values())
 
 
 def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:

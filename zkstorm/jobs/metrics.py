@@ -54,10 +54,20 @@ class Window:
     tables: Tables
     snaps: Any
     seen: Tables
+    context: list[str] = field(default_factory=list)  # the kept snapshots read only to compare with
     kept: dict[str, Any] = field(default_factory=dict)
 
     def table(self, name: str) -> Any | None:
         return self.tables.table(name)
+
+    def seen_at_context(self, name: str) -> Any | None:
+        """The kept rows of fact ``name`` for the ``context`` snapshots: where a fact that carries a
+        state from snapshot to snapshot (a run of under-replication) goes on from. Filtered by id, so
+        Parquet reads only what those snapshots wrote."""
+        rows = self.seen.table(name)
+        if rows is None or not self.context:
+            return None
+        return rows.where(_F().col("snapshot_id").isin(self.context))
 
     def keep(self, name: str, make: Callable[[], Any | None]) -> Any | None:
         """What several facts compute from, computed once and cached (``release`` lets it go)."""
@@ -74,11 +84,13 @@ class Window:
 
 @dataclass
 class History:
-    """What metrics are computed from: every fact of the history (``fact(name)``) and the snapshot frame
-    of every snapshot in it (``snaps``: cluster, snapshot_id, snapshot_time, idx, prev_id)."""
+    """What metrics are computed from: every fact of the history (``fact(name)``), the snapshot frame
+    of every snapshot in it (``snaps``: cluster, snapshot_id, snapshot_time, idx, prev_id) and the id of
+    each cluster's newest snapshot (``latest``)."""
 
     facts: Tables
     snaps: Any
+    latest: list[str] = field(default_factory=list)  # each cluster's newest snapshot id
     computed: dict[str, Any] = field(default_factory=dict)  # metric name → its DataFrame, once computed
 
     def fact(self, name: str) -> Any | None:
@@ -402,11 +414,87 @@ def kafka_partition_health(w: Window) -> Any | None:
     return w.snaps.select("cluster", "snapshot_id", "snapshot_time").join(per, "snapshot_id", "left").fillna(0)
 
 
+def _under_replicated_runs(w: Window) -> Any | None:
+    """Each under-replicated partition of each snapshot read, in its run of consecutive under-replicated
+    snapshots: ``streak`` (snapshots in the run so far, this one included), ``since`` (the run's first
+    snapshot time) and ``next_idx`` (the partition's next under-replicated snapshot read). A run that
+    reaches back to the first snapshot read goes on from that snapshot's kept fact (a nightly run reads
+    the night before only to compare with), so a run's length never depends on where a run of the job
+    began. Computed once for the facts that read it."""
+
+    def make() -> Any | None:
+        p = w.table("kafka_partitions")
+        if p is None:
+            return None
+        F, W = _F(), _window()
+        rows = (
+            p.where(F.col("under_replicated"))
+            .select("cluster", "snapshot_id", "topic", "partition")
+            .join(w.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
+        )
+        by_partition = W.partitionBy("cluster", "topic", "partition").orderBy("idx")
+        by_run = W.partitionBy("cluster", "topic", "partition", "run")  # clustered as by_partition: no shuffle
+        rows = (
+            rows.withColumn("run", F.col("idx") - F.row_number().over(by_partition))
+            .withColumn("next_idx", F.lead("idx").over(by_partition))
+            .withColumn("first_idx", F.min("idx").over(by_run))
+            .withColumn("first_time", F.min("snapshot_time").over(by_run))
+        )
+        streak = F.col("idx") - F.col("first_idx") + 1
+        since = F.col("first_time")
+        kept = w.seen_at_context("kafka_under_replicated")
+        if kept is not None:
+            kept = kept.join(w.snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id").select(
+                "cluster", "topic", "partition", "kept_idx", F.col("since").alias("kept_since"), "streak"
+            )
+            rows = rows.join(kept.withColumnRenamed("streak", "kept_streak"), ["cluster", "topic", "partition"], "left")
+            goes_on = F.col("first_idx") == F.col("kept_idx")
+            streak = F.when(goes_on, streak + F.col("kept_streak") - 1).otherwise(streak)
+            since = F.when(goes_on, F.col("kept_since")).otherwise(since)
+        return rows.select(
+            "cluster",
+            "snapshot_id",
+            "idx",
+            "snapshot_time",
+            "topic",
+            "partition",
+            since.alias("since"),
+            streak.cast("long").alias("streak"),
+            "next_idx",
+        )
+
+    return w.keep("under_replicated_runs", make)
+
+
 def kafka_under_replicated(w: Window) -> Any | None:
-    p = w.table("kafka_partitions")
-    if p is None:
+    """Each under-replicated partition of each snapshot, with its run so far: ``streak`` consecutive
+    snapshots under-replicated up to this one, the first of them at ``since``."""
+    runs = _under_replicated_runs(w)
+    if runs is None:
         return None
-    return p.where(_F().col("under_replicated")).select("cluster", "snapshot_id", "topic", "partition")
+    return runs.select("cluster", "snapshot_id", "topic", "partition", "since", "streak")
+
+
+def kafka_under_replicated_ended(w: Window) -> Any | None:
+    """Runs of under-replication that ended at a snapshot: the partition was under-replicated in the
+    snapshot before and is not in this one (its ISR recovered, or it is gone), with the run's length
+    (``streak``) and span (``since``, ``until``). With the newest snapshot's ``kafka_under_replicated``
+    rows they are every run, without reading every night's rows again."""
+    runs = _under_replicated_runs(w)
+    if runs is None:
+        return None
+    F = _F()
+    ending = runs.where(F.col("next_idx").isNull() | (F.col("next_idx") != F.col("idx") + 1))
+    following = w.snaps.select("cluster", (F.col("idx") - 1).alias("idx"), F.col("snapshot_id").alias("ended_at"))
+    return ending.join(following, ["cluster", "idx"]).select(
+        "cluster",
+        F.col("ended_at").alias("snapshot_id"),
+        "topic",
+        "partition",
+        "since",
+        F.col("snapshot_time").alias("until"),
+        "streak",
+    )
 
 
 def kafka_offline_topics(w: Window) -> Any | None:
@@ -510,6 +598,7 @@ FACTS = [
     Fact("kafka_controller", kafka_controller, ("kafka_controller_epochs", "kafka_controllers")),
     Fact("kafka_partition_health", kafka_partition_health, ("kafka_partitions",)),
     Fact("kafka_under_replicated", kafka_under_replicated, ("kafka_partitions",)),
+    Fact("kafka_under_replicated_ended", kafka_under_replicated_ended, ("kafka_partitions",)),
     Fact("kafka_offline_topics", kafka_offline_topics, ("kafka_partitions",)),
     Fact("kafka_isr_shrinks", kafka_isr_shrinks, ("kafka_partitions",)),
     Fact("kafka_leader_changes", kafka_leader_changes, ("kafka_partitions",)),
@@ -706,28 +795,22 @@ def storm_failure_rises(h: History) -> Any | None:
 
 def kafka_chronic_under_replicated(h: History) -> Any | None:
     """Partitions under-replicated in at least ``CHRONIC_SNAPSHOTS`` consecutive snapshots: each run
-    with its length, first and last snapshot time, and whether it still goes on in the newest one."""
+    with its length, first and last snapshot time, and whether it still goes on in the newest one. The
+    runs that ended are a fact of the snapshot that ended them; those going on are the newest
+    snapshot's under-replicated partitions, with their run so far: no night's rows are read twice."""
     under = h.fact("kafka_under_replicated")
     if under is None:
         return None
-    F, W = _F(), _window()
-    under = under.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
-    by_partition = W.partitionBy("cluster", "topic", "partition").orderBy("idx")
-    runs = under.withColumn("run", F.col("idx") - F.row_number().over(by_partition))
-    last_idx = h.snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
-    return (
-        runs.groupBy("cluster", "topic", "partition", "run")
-        .agg(
-            F.count(F.lit(1)).alias("consecutive_snapshots"),
-            F.min("snapshot_time").alias("since"),
-            F.max("snapshot_time").alias("until"),
-            F.max("idx").alias("end_idx"),
-        )
-        .where(F.col("consecutive_snapshots") >= CHRONIC_SNAPSHOTS)
-        .join(last_idx, "cluster")
-        .withColumn("ongoing", F.col("end_idx") == F.col("last_idx"))
-        .drop("run", "end_idx", "last_idx")
+    F = _F()
+    columns = ["cluster", "topic", "partition", F.col("streak").alias("consecutive_snapshots"), "since", "until"]
+    ongoing = (
+        under.where(F.col("snapshot_id").isin(h.latest))
+        .join(h.snaps.select("snapshot_id", F.col("snapshot_time").alias("until")), "snapshot_id")
+        .select(*columns, F.lit(True).alias("ongoing"))
     )
+    ended = h.fact("kafka_under_replicated_ended")
+    runs = ongoing if ended is None else ended.select(*columns, F.lit(False).alias("ongoing")).unionByName(ongoing)
+    return runs.where(F.col("consecutive_snapshots") >= CHRONIC_SNAPSHOTS)
 
 
 @dataclass(frozen=True)

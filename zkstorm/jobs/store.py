@@ -20,7 +20,7 @@ from ..errors import ZkstormError
 from .snapshots import text_files
 
 STORE = "_history"
-VERSION = 1  # a store of another version is rebuilt, not read
+VERSION = 2  # a store of another version is rebuilt, not read
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
 
 
