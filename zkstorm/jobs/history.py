@@ -135,7 +135,13 @@ def run_history(
             if rows is not None:
                 computed[fact.name] = rows.where(rows.snapshot_id.isin(new_ids))
         if store is not None:
-            store.append(_run_id(), computed, [s for s in every if s[1] not in kept_ids], replace_all=not kept)
+            store.append(
+                _run_id(),
+                computed,
+                [s for s in every if s[1] not in kept_ids],
+                replace_all=not kept,
+                writers=SMALL_READ_WRITERS if small else 1,
+            )
             store.compact(_run_id())
             facts = store
         else:
@@ -228,6 +234,10 @@ def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:
 
 ROWS_PER_SHUFFLE_PARTITION = 1_000_000
 SMALL_ROWS = 1_000_000  # a read this small is planned for few jobs, not for data
+# A small read's facts are written this many at a time. Each fact is a Spark job that is mostly the driver
+# planning it and scheduling small stages, so a second one alongside keeps the executors busy meanwhile
+# (a year's nightly update: its facts 29 s -> 26 s). A large read's jobs are the data: one at a time.
+SMALL_READ_WRITERS = 2
 
 
 def _plan_for(spark: Any, rows: int) -> bool:

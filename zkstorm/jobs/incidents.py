@@ -64,25 +64,31 @@ def _day(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M") if value else "-"
 
 
-def named(pairs: Iterable[tuple[str, int]], *, limit: int = NAMED) -> str:
-    """``clicks (12), orders (10) and 3 more`` from (name, count) pairs, largest first."""
+def named(pairs: Iterable[tuple[str, int]], *, limit: int = NAMED, names: int | None = None) -> str:
+    """``clicks (12), orders (10) and 3 more`` from (name, count) pairs, largest first; ``names`` is how
+    many there are in all when ``pairs`` holds only the largest."""
     ranked = sorted(pairs, key=lambda p: (-p[1], p[0]))
     shown = ", ".join(f"{name} ({count:,})" for name, count in ranked[:limit])
-    rest = len(ranked) - limit
+    rest = (len(ranked) if names is None else names) - limit
     return f"{shown} and {rest:,} more" if rest > 0 else shown
 
 
-def _ranked(frame: Any, group: list[str], key: str, value: str | None) -> Any:
-    """Per ``group``: the total of ``value`` (or of rows) and every ``key`` with its own total,
-    largest first (``ranked``: array of (n, name))."""
+def _ranked(frame: Any, group: list[str], key: str, value: str | None, *, amount: str = "sum") -> Any:
+    """Per ``group``: the total of ``value`` (or of rows), how many ``key`` there are (``names``) and
+    the ``NAMED`` largest with their own totals (``ranked``: array of (n, name), largest first, then by
+    name, as ``named`` words them). Only those few leave Spark."""
     F = _F()
-    amount = F.sum(value) if value else F.count(F.lit(1))
-    per_key = frame.groupBy(*group, key).agg(amount.alias("n"))
+    per_key = frame.groupBy(*group, key).agg(
+        (F.count(F.lit(1)) if value is None else getattr(F, amount)(value)).alias("n")
+    )
+    name = F.coalesce(F.col(key).cast("string"), F.lit("None"))
+    largest = F.slice(
+        F.sort_array(F.collect_list(F.struct((-F.col("n")).alias("minus_n"), name.alias("name")))), 1, NAMED
+    )
     return per_key.groupBy(*group).agg(
         F.sum("n").alias("total"),
-        F.sort_array(F.collect_list(F.struct(F.col("n"), F.col(key).cast("string").alias("name"))), False).alias(
-            "ranked"
-        ),
+        F.count(F.lit(1)).alias("names"),
+        F.transform(largest, lambda r: F.struct((-r["minus_n"]).alias("n"), r["name"].alias("name"))).alias("ranked"),
     )
 
 
@@ -207,53 +213,52 @@ def supervisors_missing(h: History) -> list[Incident]:
 
 
 def partitions_offline(h: History) -> list[Incident]:
-    """Consecutive snapshots with offline partitions (no live leader), by topic."""
+    """Consecutive snapshots with offline partitions (no live leader): the most at once, and the topics
+    with the most (each topic's largest count in the run)."""
     offline = h.fact("kafka_offline_topics")
     if offline is None:
         return []
-    offline = offline.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
-    rows = _ranked(offline, ["cluster", "idx", "snapshot_time"], "topic", "offline").orderBy("cluster", "idx").collect()
-    if not rows:
-        return []
-    next_time = {(r["cluster"], r["idx"]): r["snapshot_time"] for r in h.snaps.collect()}
-    out: list[Incident] = []
-    run: list[Any] = []
+    from pyspark.sql import Window as W
 
-    def close() -> None:
-        last = run[-1]
-        topics: dict[str, int] = {}
-        for r in run:
-            for name, n in _pairs(r["ranked"]):
-                topics[name] = max(topics.get(name, 0), n)
-        ended_at = next_time.get((last["cluster"], last["idx"] + 1))
-        ended = _utc(ended_at) if ended_at else None
-        worst = max(int(r["total"]) for r in run)
-        span = f"{len(run)} snapshot{'s' if len(run) != 1 else ''}"
+    F = _F()
+    rows = offline.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
+    per_snapshot = rows.groupBy("cluster", "idx").agg(
+        F.sum("offline").alias("total"), F.min("snapshot_time").alias("snapshot_time")
+    )
+    runs = per_snapshot.withColumn("run", F.col("idx") - F.row_number().over(W.partitionBy("cluster").orderBy("idx")))
+    spans = runs.groupBy("cluster", "run").agg(
+        F.min("snapshot_time").alias("started"),
+        F.count(F.lit(1)).alias("snapshots"),
+        F.max("total").alias("worst"),
+        F.max("idx").alias("end_idx"),
+    )
+    in_run = rows.join(runs.select("cluster", "idx", "run"), ["cluster", "idx"])
+    topics = _ranked(in_run, ["cluster", "run"], "topic", "offline", amount="max").drop("total")
+    after = h.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
+    found = spans.join(topics, ["cluster", "run"]).join(after, ["cluster", "end_idx"], "left")
+    out = []
+    for r in found.orderBy("cluster", "started").collect():
+        ended = _utc(r["ended"]) if r["ended"] else None
+        worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), _pairs(r["ranked"])
+        span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
         out.append(
             Incident(
-                cluster=last["cluster"],
+                cluster=r["cluster"],
                 system="Kafka",
                 kind="partitions_offline",
                 level=CRITICAL,
-                started=_utc(run[0]["snapshot_time"]),
+                started=_utc(r["started"]),
                 ended=ended,
                 ongoing=ended is None,
-                snapshots=len(run),
-                subjects=[name for name, _ in sorted(topics.items(), key=lambda p: -p[1])[:NAMED]],
+                snapshots=snapshots,
+                subjects=[name for name, _ in ranked],
                 count=worst,
                 summary=f"up to {worst:,} partitions offline in {span}"
                 + (f", none since {_day(ended)}" if ended else ", still offline")
-                + f"; topics {named(topics.items())}",
+                + f"; topics {named(ranked, names=r['names'])}",
                 chart="kafka_partition_health",
             )
         )
-
-    for r in rows:
-        if run and (r["cluster"] != run[-1]["cluster"] or r["idx"] != run[-1]["idx"] + 1):
-            close()
-            run = []
-        run.append(r)
-    close()
     return out
 
 
@@ -263,7 +268,11 @@ def partitions_offline(h: History) -> list[Incident]:
 def _per_snapshot(metric: Any, key_a: str, key_b: str, value: str) -> list[Any]:
     """Per (cluster, snapshot_time): the total and two rankings (by ``key_a`` and by ``key_b``)."""
     group = ["cluster", "snapshot_time"]
-    a = _ranked(metric, group, key_a, value).withColumnRenamed("ranked", "ranked_a")
+    a = (
+        _ranked(metric, group, key_a, value)
+        .withColumnRenamed("ranked", "ranked_a")
+        .withColumnRenamed("names", "names_a")
+    )
     b = _ranked(metric, group, key_b, value).withColumnRenamed("ranked", "ranked_b").drop("total")
     return a.join(b, group).where("total > 0").orderBy(*group).collect()
 
@@ -278,6 +287,7 @@ def _partition_changes(h: History, metric_name: str, value: str, kind: str, leve
     for r in _per_snapshot(metric, "broker_id", "topic", value):
         brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
         brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
+        broker_names, topic_names = r["names_a"], r["names"]
         out.append(
             Incident(
                 cluster=r["cluster"],
@@ -290,7 +300,8 @@ def _partition_changes(h: History, metric_name: str, value: str, kind: str, leve
                 snapshots=1,
                 subjects=[name for name, _ in brokers[:NAMED]] + [name for name, _ in topics[:NAMED]],
                 count=int(r["total"]),
-                summary=f"{int(r['total']):,} {what} {named(brokers)}; topics {named(topics)}",
+                summary=f"{int(r['total']):,} {what} {named(brokers, names=broker_names)}; "
+                f"topics {named(topics, names=topic_names)}",
                 chart=metric_name,
             )
         )
@@ -362,13 +373,16 @@ def error_bursts(h: History) -> list[Incident]:
     burst_errors = unique.join(bursts.select(*group), group).withColumn(
         "signature", signature_column(F.col("first_line"))
     )
-    components = _ranked(burst_errors, group, "component", None).select(*group, F.col("ranked").alias("components"))
+    components = _ranked(burst_errors, group, "component", None).select(
+        *group, F.col("ranked").alias("components"), F.col("names").alias("component_names")
+    )
     signatures = _ranked(burst_errors, group, "signature", None).select(*group, F.col("ranked").alias("signatures"))
     rows = bursts.join(components, group).join(signatures, group).orderBy(*group).collect()
     out = []
     for r in rows:
         parts = _pairs(r["components"])
         top_signature, top_count = _pairs(r["signatures"])[0]
+        components = r["component_names"]
         out.append(
             Incident(
                 cluster=r["cluster"],
@@ -382,7 +396,7 @@ def error_bursts(h: History) -> list[Incident]:
                 subjects=[r["topology_id"], *(f"{r['topology_id']}/{name}" for name, _ in parts[:NAMED])],
                 count=int(r["total"]),
                 summary=f"{int(r['total']):,} errors on {r['day']} in topology {r['topology_id']}: components "
-                f"{named(parts)}; most common ({top_count:,}): {top_signature}",
+                f"{named(parts, names=components)}; most common ({top_count:,}): {top_signature}",
                 chart="storm_errors_daily",
             )
         )

@@ -12,6 +12,7 @@ any path Spark can write (``hdfs://``, ``s3a://``, a local folder).
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -93,11 +94,18 @@ class HistoryStore:
         *,
         replace_all: bool = False,
         partitions: int = 1,
+        writers: int = 1,
     ) -> None:
-        """Write ``facts`` (name → DataFrame) as run ``run_id`` and commit it; with ``replace_all`` it
-        replaces every run before it (a full rebuild)."""
-        for name, frame in facts.items():
-            frame.coalesce(partitions).write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
+        """Write ``facts`` (name → DataFrame) as run ``run_id``, ``writers`` at a time (each a Spark job
+        from a thread of its own), and commit it; with ``replace_all`` it replaces every run before it
+        (a full rebuild)."""
+
+        def write(name: str) -> None:
+            frame = facts[name].coalesce(partitions)
+            frame.write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
+
+        with ThreadPoolExecutor(writers) as pool:
+            list(pool.map(write, facts))  # list: a failed write raises here
         replaced = [run.run_id for run in self.runs] if replace_all else []
         marker = {
             "run": run_id,
