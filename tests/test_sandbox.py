@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections import Counter
 
@@ -141,3 +142,18 @@ def test_the_readme_library_example_runs_as_written(zk_root: Chroot) -> None:
     assert any(re.match(r"[1-9]\d* offline partitions", line) for line in lines), lines  # the seeded incident
     assert "not registered" in result.stdout  # the unregistered broker's explanation
     assert "KafkaBroker(" in lines[-1]
+
+
+def test_stopping_a_sandbox_closes_the_seeding_session_this_process_kept(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    """Seeding keeps its session open (the ephemeral brokers and supervisors stay registered); a stop
+    from the same process (a benchmark, a test) closes it before the server goes, so that session does
+    not retry a dead server for the rest of the process."""
+    box = Sandbox(tmp_path / "box")
+    box.start()
+    try:
+        box.seed(scale=1)
+    finally:
+        with caplog.at_level(logging.WARNING, logger="kazoo"):
+            box.stop()
+            time.sleep(1)  # a session left open logs its lost connection at once
+    assert not [r.getMessage() for r in caplog.records if r.name.startswith("kazoo")]

@@ -25,6 +25,10 @@ from .zkserver import ZkServer, four_letter_word
 SEED_SESSION_MS = 10 * 86400 * 1000
 _BATCH = 1000  # creates per multi-op transaction
 _IN_FLIGHT = 8
+# Seeding sessions kept open (their ephemeral nodes stay) by this process, per connect string: a sandbox
+# stopped from the same process (tests, benchmarks) closes them first, so they do not retry a server
+# that is gone for the rest of the process.
+_KEPT_SESSIONS: dict[str, list[Any]] = {}
 
 
 def default_state_dir() -> Path:
@@ -69,7 +73,9 @@ def seed(connect_string: str, nodes: Iterable[SeedNode], *, keep_session: bool =
         pending.append(batch.commit_async())
     for result in pending:
         _check(result.get(timeout=60))
-    if not keep_session:
+    if keep_session:
+        _KEPT_SESSIONS.setdefault(connect_string, []).append(client)
+    else:
         client.stop()
         client.close()
     return SeedCounts(count, time.monotonic() - started)
@@ -135,6 +141,9 @@ class Sandbox:
         state = self._state()
         was_running = False
         if state:
+            for client in _KEPT_SESSIONS.pop(self.connect_string, []):
+                client.stop()
+                client.close()
             try:
                 os.kill(state["pid"], signal.SIGTERM)
                 was_running = True
