@@ -151,7 +151,7 @@ def run_history(
 
     # stage 2: the metrics of the whole history, from the facts alone (small)
     _plan_for(spark, 0)  # facts are small
-    history = History(facts, frame, _latest(every))
+    history = History(facts, frame, sorted(snapshot_id for _, snapshot_id in _newest(every).values()))
     for step, metric in enumerate(METRICS, 2):
         progress.stage(f"{metric.title} ({step}/{steps})")
         table = metric.compute(history)
@@ -202,22 +202,20 @@ def _kept(
         return [], "full (the history under --out was written by another version)"
     kept = store.snapshots()
     ids = {s[1] for s in kept}
-    newest: dict[str, datetime] = {}
-    for cluster, _, at in kept:
-        newest[cluster] = max(at, newest.get(cluster, at))
+    newest = _newest(kept)
     for ref in selected.snapshots:
-        if ref.snapshot_id not in ids and ref.cluster in newest and ref.snapshot_time <= newest[ref.cluster]:
+        if ref.snapshot_id not in ids and ref.cluster in newest and ref.snapshot_time <= newest[ref.cluster][0]:
             return [], f"full (snapshot {ref.snapshot_id} is older than the newest one kept)"
     return kept, "incremental"
 
 
-def _latest(snapshots: list[tuple[str, str, datetime]]) -> list[str]:
-    """Each cluster's newest snapshot id."""
+def _newest(snapshots: list[tuple[str, str, datetime]]) -> dict[str, tuple[datetime, str]]:
+    """Per cluster, the time and id of its newest snapshot."""
     newest: dict[str, tuple[datetime, str]] = {}
     for cluster, snapshot_id, at in snapshots:
         if cluster not in newest or (at, snapshot_id) > newest[cluster]:
             newest[cluster] = (at, snapshot_id)
-    return sorted(snapshot_id for _, snapshot_id in newest.values())
+    return newest
 
 
 def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:
