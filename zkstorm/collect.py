@@ -18,6 +18,7 @@ from .decode.registry import REGISTRY, DecodeContext, Decoder, Registry
 from .decode.sniff import detect_encoding
 from .errors import DecodeError, FailureType
 from .health import KafkaState
+from .helper import DecodeHelper, in_walk_order
 from .layout import (
     DEFAULT_ROOTS,
     KAFKA,
@@ -180,15 +181,35 @@ def decoded_walk(
     detail: bool = False,
     depth: int | None = None,
     stats: WalkStats | None = None,
+    helper: DecodeHelper | None = None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """(path, znode, records) for every znode under ``path``; an unreadable one comes as
     (path, None, [Unreadable]). Every walk in zkstorm goes through here."""
-    for item in session.walk(path, max_depth=depth, stats=stats):
-        if isinstance(item, Denied):
-            yield item.path, None, unreadable(item.path, item.reason, roots, registry)
-            continue
-        znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
+    for item, (znode, records) in _decoded_in_order(
+        session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
+    ):
         yield item.path, znode, records
+
+
+def _decoded_in_order(
+    items: Iterator[RawNode | Denied],
+    roots: Roots,
+    registry: Registry,
+    show_secrets: bool,
+    detail: bool,
+    helper: DecodeHelper | None,
+) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
+    """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
+    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``zkstorm.helper``), which
+    decodes with zkstorm's own registry only."""
+
+    def decode(item: RawNode | Denied) -> tuple[Znode | None, list[Any]]:
+        if type(item) is Denied:
+            return None, unreadable(item.path, item.reason, roots, registry)
+        return decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)  # type: ignore[arg-type]
+
+    options = {"roots": roots, "show_secrets": show_secrets, "detail": detail}
+    return in_walk_order(items, decode, helper if registry is REGISTRY else None, options)
 
 
 def discovering_walk(
@@ -202,6 +223,7 @@ def discovering_walk(
     depth: int | None = None,
     stats: WalkStats | None = None,
     found: list[Roots] | None = None,
+    helper: DecodeHelper | None = None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
     needs a pass): roots are discovered from the names the walk itself yields (``layout.root_kinds``),
@@ -210,14 +232,16 @@ def discovering_walk(
     names: dict[str, set[str]] = {}  # child names of the nodes near the top, where roots can be
     held: list[tuple[RawNode, Znode, list[Any]]] = []
     near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
-    for item in session.walk(path, max_depth=depth, stats=stats):
-        if isinstance(item, Denied):
-            yield item.path, None, unreadable(item.path, item.reason, roots, registry)
+    walked = _decoded_in_order(
+        session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
+    )
+    for item, (znode, records) in walked:
+        if type(item) is not RawNode or znode is None:  # unreadable
+            yield item.path, None, records
             continue
         parent, _, name = item.path.rpartition("/")
         if parent.count("/") < near_top:
             names.setdefault(parent or "/", set()).add(name)
-        znode, records = decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
         if znode.decode_status == "not-decoded" and item.path.count("/") >= 2:
             held.append((item, znode, records))
             continue

@@ -97,6 +97,7 @@ class Settings:
         """The cluster model of this command, on the ensemble or on ZooKeeper's files (``--from-files``;
         a whole-tree read then checks the replayed tree against the server's digest when
         ``verify_digest``). Use it as a context manager."""
+        from ..helper import wanted
         from ..model import Cluster
 
         self.opened = cluster = Cluster(
@@ -104,6 +105,7 @@ class Settings:
             storm_root=_root(self.storm_root),
             kafka_root=_root(self.kafka_root),
             show_secrets=self.show_secrets,
+            decode_helper=wanted(),
         )
         where = " ".join(self.from_files) if self.from_files else self.zk
         # the files source counts a whole-tree read when it ends (a counter per node costs its speed)

@@ -21,17 +21,21 @@ def connect(
     credentials: Any = None,
     tls: Any = None,
     show_secrets: bool = False,
+    decode_helper: bool = False,
 ) -> Cluster:
     """A ``Cluster`` on a live ensemble (``host:port[,host:port…][/chroot]``), read-only by construction.
 
     ``credentials`` is a ``zkstorm.sources.live.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
     ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.sources.live.TlsOptions``. Use it as a
-    context manager, or call ``open()`` and ``close()``.
+    context manager, or call ``open()`` and ``close()``. ``decode_helper`` lets walks decode Java-serialized
+    payloads in a helper process, on a second core (``zkstorm.helper``; the CLI's default).
     """
     from ..sources.live import ReadOnlySession
 
     session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls)
-    return Cluster(session, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets)
+    return Cluster(
+        session, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
+    )
 
 
 def from_files(
@@ -42,10 +46,14 @@ def from_files(
     storm_root: str = "/storm",
     kafka_root: str = "/",
     show_secrets: bool = False,
+    decode_helper: bool = False,
 ) -> Cluster:
     """A ``Cluster`` on a ZooKeeper server's own files: a dataDir (or its ``version-2``), a snapshot, or a
-    snapshot and logs, replayed to the end or to ``at_zxid``. No load on the ensemble."""
+    snapshot and logs, replayed to the end or to ``at_zxid``. No load on the ensemble. ``decode_helper``:
+    as for ``connect``."""
     from ..sources.files.source import FileSource
 
     source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
-    return Cluster(source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets)
+    return Cluster(
+        source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
+    )

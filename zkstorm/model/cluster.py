@@ -23,6 +23,7 @@ from typing import Any
 from ..collect import decode_node, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
 from ..errors import NotAllowedError, NotFoundError
+from ..helper import DecodeHelper
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
     DecodeFailure,
@@ -141,6 +142,7 @@ class Cluster:
         kafka_root: str = "/",
         show_secrets: bool = False,
         registry: Registry = REGISTRY,
+        decode_helper: bool = False,
     ) -> None:
         self.source = source
         self.storm_root = storm_root
@@ -152,6 +154,9 @@ class Cluster:
         # Kafka would, leniently): kept for the caller to report; a view never raises over one znode
         self.problems: list[Any] = []
         self.stats = WalkStats()
+        # costly payloads decoded in a helper process while the walk goes on (zkstorm.helper): opt-in, since
+        # a library should not start processes behind its caller's back; the CLI turns it on
+        self.helper = DecodeHelper() if decode_helper else None
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -166,6 +171,8 @@ class Cluster:
         self.source.connect()
 
     def close(self) -> None:
+        if self.helper is not None:
+            self.helper.close()
         self.source.close()
 
     def now(self) -> float:
@@ -250,6 +257,7 @@ class Cluster:
                 detail=detail,
                 depth=depth,
                 stats=self.stats,
+                helper=self.helper,
             ):
                 self.note_problems(records)
                 yield node_path, records
@@ -294,6 +302,7 @@ class Cluster:
             detail=detail,
             depth=depth,
             stats=self.stats,
+            helper=self.helper,
         )
 
     def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:

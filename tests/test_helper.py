@@ -1,0 +1,131 @@
+"""The helper process for costly decodes (``zkstorm.helper``): a walk that sends Java-serialized payloads to
+it gives exactly what a walk that decodes everything itself gives, in the same order, whatever the
+helper does: answers, falls behind, cannot start, or is killed in the middle of the walk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kazoo.client import KazooClient
+
+from tests.conftest import Chroot, load_cluster
+from tests.test_cli import run
+from zkstorm import helper as helper_module
+from zkstorm.model import Cluster
+from zkstorm.records import Znode
+from zkstorm.sources.live import ReadOnlySession
+
+STREAMS = Path(__file__).parent / "data" / "clojure"
+ROOT = "/legacy-storm"
+COPIES = 12  # topologies copied: 12 x 4 Java payloads, around the Kafka cluster's JSON ones
+
+
+@pytest.fixture
+def legacy(zk_root: Chroot, writer: KazooClient) -> Chroot:
+    """Storm 0.9's fixture cluster, its topology's Java payloads copied under new ids (streams a real
+    Clojure wrote: assignment, storm base, supervisor, worker heartbeat), next to a Kafka 0.8 cluster."""
+    load_cluster(writer, zk_root.path, "storm", "legacy09")
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    payloads = {name: (STREAMS / f"{name}.bin").read_bytes() for name in ("assignment", "stormbase", "supervisor")}
+    heartbeat = (STREAMS / "workerbeat.bin").read_bytes()
+    for k in range(COPIES):
+        topology = f"copy{k}-{k + 1}-1400000000"
+        base = f"{zk_root.path}{ROOT}"
+        writer.create(f"{base}/assignments/{topology}", payloads["assignment"])
+        writer.create(f"{base}/storms/{topology}", payloads["stormbase"])
+        writer.create(f"{base}/supervisors/sup-{k}", payloads["supervisor"])
+        writer.create(f"{base}/workerbeats/{topology}/node-{k}-6700", heartbeat, makepath=True)
+    return zk_root
+
+
+def walked(zk: str, *, helper: bool, kill_helper: bool = False) -> tuple[list[Any], Any]:
+    """Every record of a walk of the whole tree (znodes, decoded records, failures) and the helper."""
+    with Cluster(ReadOnlySession(zk), storm_root=ROOT, kafka_root="/", decode_helper=helper) as cluster:
+        records = []
+        for record in cluster.walk("/"):
+            records.append(record)
+            if kill_helper and cluster.helper.pid is not None and not cluster.helper.given_up:
+                os.kill(cluster.helper.pid, signal.SIGKILL)
+                kill_helper = False
+        return records, cluster.helper
+
+
+def java_znodes(records: list[Any]) -> int:
+    return sum(1 for r in records if type(r) is Znode and r.encoding == "java-serialized")
+
+
+@pytest.mark.parametrize(
+    ("start_after", "window", "pipe_room"),
+    [(0, 16384, None), (0, 3, None), (5, 1, None), (16, 16384, None), (0, 16384, 4000)],
+    ids=["helper-from-the-first", "small-window", "window-of-one", "as-shipped", "heartbeats-too-big-for-the-pipe"],
+)
+def test_a_walk_with_the_helper_gives_what_a_walk_without_it_gives(
+    legacy: Chroot, monkeypatch: pytest.MonkeyPatch, start_after: int, window: int, pipe_room: int | None
+) -> None:
+    """``pipe_room``: a pipe that holds less than a worker heartbeat (5 KiB), so those are decoded here
+    and the smaller payloads wait for room in the helper's stdin."""
+    monkeypatch.setattr(helper_module, "START_AFTER", start_after)
+    monkeypatch.setattr(helper_module, "WINDOW", window)
+    if pipe_room is not None:
+        monkeypatch.setattr(helper_module, "_pipe_room", lambda fd: pipe_room)
+    most_unread: list[int] = [0]
+    submit = helper_module.DecodeHelper.submit
+
+    def watched(self: Any, *args: Any) -> Any:
+        ticket = submit(self, *args)
+        most_unread[0] = max(most_unread[0], sum(self._pending))
+        assert sum(self._pending) <= self._room  # a write to the helper never waits
+        return ticket
+
+    monkeypatch.setattr(helper_module.DecodeHelper, "submit", watched)
+    alone, _ = walked(legacy.zk, helper=False)
+    assert java_znodes(alone) >= 4 * COPIES
+    helped, used = walked(legacy.zk, helper=True)
+    assert helped == alone
+    if start_after == 0 and window > 3:
+        assert used.decoded > 0  # the helper did decode some of them
+    if pipe_room is not None:
+        assert 0 < most_unread[0] <= pipe_room
+    assert used._process is None  # and it was stopped with the cluster
+
+
+def test_a_helper_killed_in_the_middle_of_the_walk_costs_nothing_but_speed(
+    legacy: Chroot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    alone, _ = walked(legacy.zk, helper=False)
+    helped, used = walked(legacy.zk, helper=True, kill_helper=True)
+    assert used.pid is not None and used.given_up
+    assert helped == alone
+
+
+def test_a_helper_that_cannot_start_costs_nothing_but_speed(legacy: Chroot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine where no process can be started (here: the interpreter's path does not exist)."""
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    alone, _ = walked(legacy.zk, helper=False)
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    helped, used = walked(legacy.zk, helper=True)
+    assert used.pid is None and used.given_up
+    assert helped == alone
+
+
+def test_the_cli_uses_the_helper_unless_told_not_to(legacy: Chroot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``tree -f jsonl`` prints the same lines with the helper (the CLI's default) and without it."""
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    started: list[int] = []
+    submit = helper_module.DecodeHelper.submit
+    monkeypatch.setattr(helper_module.DecodeHelper, "submit", lambda self, *a: started.append(1) or submit(self, *a))
+    args = ("--zk", legacy.zk, "--storm-root", ROOT, "tree", "/", "-f", "jsonl")
+    helped = run(*args)
+    assert started
+    started.clear()
+    alone = run(*args, env={"ZKSTORM_DECODE_HELPER": "0"})
+    assert not started
+    assert helped.exit_code == alone.exit_code == 0
+    assert helped.output == alone.output
+    assert '"encoding":"java-serialized"' in alone.output

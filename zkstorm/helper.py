@@ -1,0 +1,316 @@
+"""Costly decodes in a helper process, so a walk uses a second core.
+
+Java-serialized payloads (Storm 0.9's Clojure data, 2.x's ``leader-info``) are parsed by javaobj-py3
+field by field in Python: about 1 ms a payload, against tens of microseconds for a Thrift or JSON one.
+In the walk benchmark's tree they are 1.1% of the znodes and 28% of ``zkstorm tree``'s time. So a walk
+that meets more than ``START_AFTER`` of them starts one helper process (``zkstorm.helper.main``)
+and sends it costly payloads whenever it is free, while it decodes everything else, and the costly
+payloads the helper has no room for, itself. ``in_walk_order`` gives the results back in the walk's
+order, so nothing downstream can tell where a znode was decoded.
+
+The walk's own thread talks to the helper over its stdin and stdout (``multiprocessing.connection``'s
+framing of pickles): a thread of ours would get the GIL only every 5 ms while the walk decodes, which
+is what made a ``ProcessPoolExecutor`` slower than no helper at all. The walk never blocks writing: it
+keeps the requests the helper has not answered within what its stdin holds, so the two cannot wait on
+each other. A helper that cannot start, or dies, costs only speed: whatever it had not
+answered is decoded here. ``Cluster(decode_helper=True)`` turns it on (the CLI does, unless
+``ZKSTORM_DECODE_HELPER=0``); a library caller opts in.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .decode.storm import JAVA_MAGIC
+from .sources.base import RawNode
+
+log = logging.getLogger(__name__)
+
+START_AFTER = 16  # costly payloads a walk decodes itself first: a view that meets a few starts no process
+BACKLOG = 8  # payloads sent and not yet answered, at most: enough to keep the helper busy
+WINDOW = 16384  # znodes decoded here and held behind one still in the helper, before the walk waits for it
+_FRAMING = 256  # a request's bytes besides its payload, path and options (the stat, pickle's framing)
+
+
+def costly(data: bytes | None) -> bool:
+    """Whether decoding ``data`` is worth a trip to the helper: a Java serialization stream."""
+    return data is not None and data[:4] == JAVA_MAGIC
+
+
+def wanted() -> bool:
+    """The CLI's choice: on, unless ``ZKSTORM_DECODE_HELPER=0``."""
+    return os.environ.get("ZKSTORM_DECODE_HELPER", "1") != "0"
+
+
+class DecodeHelper:
+    """One helper process: started on the first ``submit``, stopped by ``close`` (the cluster's).
+
+    Requests are answered in the order they were sent, so a ticket is the request's number."""
+
+    def __init__(self) -> None:
+        self._process: Any = None
+        self._connection: Any = None
+        self._gave_up = False
+        self._sent = 0  # tickets handed out
+        self._pending: deque[int] = deque()  # bytes of each request not yet answered, oldest first
+        self._answers: dict[int, Any] = {}
+        self._room = 0  # bytes of requests the helper's stdin holds unread without blocking a write
+        self._options: tuple[int, int] = (0, 0)  # id and pickled size of the options last sent
+        self.decoded = 0  # znodes the helper decoded (for tests and the log)
+        self.pid: int | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether requests are waiting for answers."""
+        return bool(self._pending)
+
+    @property
+    def given_up(self) -> bool:
+        """True once the helper could not start or died: the walk decodes everything itself."""
+        return self._gave_up
+
+    def takes(self, raw: RawNode) -> bool:
+        """Whether the helper has a free place for a payload now (it is not starting, nor behind)."""
+        return not self._gave_up and len(self._pending) < BACKLOG
+
+    def submit(self, raw: RawNode, options: dict[str, Any]) -> int | None:
+        """A ticket for ``decode_node(raw, **options)`` in the helper; None if there is no helper, or if
+        the request would not fit in what its stdin holds unread (the walk then decodes it itself: a
+        write that could block while the helper waits for us to read its answers is never made)."""
+        connection = self._start()
+        if connection is None:
+            return None
+        size = len(raw.path) + len(raw.data or b"") + _FRAMING + self._options_size(options)
+        if sum(self._pending) + size > self._room:
+            return None
+        try:
+            connection.send((raw, options))
+        except Exception as exc:  # the helper died: decode here from now on
+            self._give_up(exc)
+            return None
+        self._pending.append(size)
+        self._sent += 1
+        return self._sent - 1
+
+    def _options_size(self, options: dict[str, Any]) -> int:
+        """The pickled size of a walk's options (its roots), measured once per walk."""
+        if self._options[0] != id(options):
+            import pickle
+
+            self._options = (id(options), len(pickle.dumps(options)))
+        return self._options[1]
+
+    def collect(self) -> None:
+        """Read the answers that are in, without waiting."""
+        self._read(wait_for=None)
+
+    def ready(self, ticket: int) -> bool:
+        """Whether the answer of ``ticket`` was collected (or never will be: the helper died)."""
+        return ticket in self._answers or self._gave_up
+
+    def result(self, ticket: int) -> Any:
+        """The helper's answer for ``ticket``, or None if it died before answering."""
+        self._read(wait_for=ticket)
+        if ticket not in self._answers:
+            return None
+        self.decoded += 1
+        return self._answers.pop(ticket)
+
+    def _read(self, wait_for: int | None) -> None:
+        """Read the answers that are in; with ``wait_for``, until that ticket's is."""
+        connection = self._connection
+        try:
+            while connection is not None and self._pending:
+                if (wait_for is None or wait_for in self._answers) and not connection.poll():
+                    return
+                ticket = self._sent - len(self._pending)  # the oldest one not answered
+                self._answers[ticket] = connection.recv()
+                self._pending.popleft()
+        except Exception as exc:  # EOF: the helper died
+            self._give_up(exc)
+
+    def _start(self) -> Any:
+        if self._connection is None and not self._gave_up:
+            try:
+                import subprocess
+                from multiprocessing.connection import Connection
+
+                # this very zkstorm, wherever it was imported from (the walk pickles its own records)
+                here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+                boot = (
+                    f"import sys; sys.path.insert(0, {here!r}); import zkstorm.helper as h; del sys.path[0]; h.main()"
+                )
+                self._process = subprocess.Popen(
+                    [sys.executable, "-c", boot],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                )
+                self.pid = self._process.pid
+                self._room = _pipe_room(self._process.stdin.fileno())
+                # one duplex connection over the two pipes: writes go to its stdin, reads come from its stdout
+                self._connection = _Duplex(
+                    Connection(os.dup(self._process.stdout.fileno()), writable=False),
+                    Connection(os.dup(self._process.stdin.fileno()), readable=False),
+                )
+                self._process.stdin.close()
+                self._process.stdout.close()
+            except Exception as exc:  # no processes to be had: decode here
+                self._give_up(exc)
+        return self._connection
+
+    def _give_up(self, exc: BaseException) -> None:
+        if not self._gave_up:
+            log.info("decoding without a helper process from here on (%r)", exc)
+        self._gave_up = True
+        self.close()
+
+    def close(self) -> None:
+        """Stop the helper: it ends when its stdin closes (a decode in progress is at most milliseconds)."""
+        connection, self._connection = self._connection, None
+        process, self._process = self._process, None
+        if connection is not None:
+            log.debug("the helper process decoded %d znodes", self.decoded)
+            connection.close()
+        if process is not None:
+            try:
+                process.wait(timeout=5)
+            except Exception:
+                process.kill()
+                process.wait()
+
+
+def _pipe_room(fd: int) -> int:
+    """Three quarters of what the pipe on ``fd`` holds: 64 KiB as a rule on Linux, but one page once its
+    user holds too many pipe pages (``fs.pipe-user-pages-soft``), so it is asked; 16 KiB elsewhere."""
+    try:
+        import fcntl
+
+        capacity = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except (ImportError, AttributeError, OSError):
+        capacity = 16 * 1024
+    return capacity * 3 // 4
+
+
+class _Duplex:
+    """A reading and a writing ``Connection`` used as one."""
+
+    def __init__(self, reader: Any, writer: Any) -> None:
+        self.reader, self.writer = reader, writer
+        self.send, self.recv, self.poll = writer.send, reader.recv, reader.poll
+
+    def close(self) -> None:
+        self.writer.close()
+        self.reader.close()
+
+
+_DONE, _SENT, _WAITING = 0, 1, 2  # a held item: decoded (value: its result), in the helper (value: its
+# ticket), or costly and waiting for the helper to have room (value: None)
+_POLL_EVERY = 32  # items between two looks at the helper's answers while the walk's head waits for one
+
+
+def in_walk_order(
+    items: Iterable[Any],
+    decode: Callable[[Any], Any],
+    helper: DecodeHelper | None,
+    options: dict[str, Any],
+) -> Iterator[tuple[Any, Any]]:
+    """``(item, decode(item))`` for every item, in the order of ``items``.
+
+    With a helper, the costly ``RawNode``s after the first ``START_AFTER`` wait for the helper
+    (``decode_node(item, **options)``, which is what ``decode`` does for a ``RawNode``) while this thread
+    decodes the rest and holds their results behind them. Costly payloads come in clumps (a topology's
+    heartbeats), and the helper needs a moment to start, so this thread decodes a waiting one itself
+    only when it must: when ``WINDOW`` items are held, or when the walk has ended (then it takes them
+    from the back while the helper works from the front). An item the helper did not answer (it died)
+    is decoded here."""
+    if helper is None:
+        for item in items:
+            yield item, decode(item)
+        return
+    held: deque[list[Any]] = deque()  # [item, state, value], in walk order
+    waiting: deque[list[Any]] = deque()  # the held entries still _WAITING (or no longer: skipped), in order
+    seen = polled = 0
+
+    def feed() -> None:
+        while waiting and (waiting[0][1] != _WAITING or helper.takes(waiting[0][0])):
+            entry = waiting[0]
+            if entry[1] == _WAITING:
+                ticket = helper.submit(entry[0], options)
+                if ticket is None and not helper.given_up and helper.busy:
+                    return  # no room in the helper's stdin now: it waits for the answers to be read
+                entry[1:] = [_DONE, decode(entry[0])] if ticket is None else [_SENT, ticket]
+            waiting.popleft()
+
+    def settle(entry: list[Any]) -> tuple[Any, Any]:
+        item, state, value = entry
+        if state == _SENT:
+            value = helper.result(value)
+            value = decode(item) if value is None else value
+        elif state == _WAITING:
+            value = decode(item)
+            entry[1] = _DONE
+        return item, value
+
+    def releasable() -> bool:
+        head = held[0]
+        return head[1] == _DONE or (head[1] == _SENT and helper.ready(head[2])) or len(held) > WINDOW
+
+    for item in items:
+        if type(item) is RawNode and costly(item.data):
+            seen += 1
+            if seen > START_AFTER and not helper.given_up:
+                entry = [item, _WAITING, None]
+                held.append(entry)
+                waiting.append(entry)
+                feed()
+            else:
+                held.append([item, _DONE, decode(item)])
+        elif held:
+            held.append([item, _DONE, decode(item)])
+            polled += 1
+            if polled % _POLL_EVERY == 0:
+                helper.collect()
+                feed()
+        else:
+            yield item, decode(item)
+            continue
+        while held and releasable():
+            yield settle(held.popleft())
+    while held:
+        helper.collect()
+        feed()
+        head = held[0]
+        if head[1] == _SENT and not helper.ready(head[2]):
+            last = next((e for e in reversed(waiting) if e[1] == _WAITING), None)
+            if last is not None:  # rather than wait for the helper, decode what it has not taken yet
+                last[1:] = [_DONE, decode(last[0])]
+                continue
+        yield settle(held.popleft())
+        feed()
+
+
+def serve(requests: Any, answers: Any) -> None:
+    """The helper's loop: ``decode_node`` each request, answer in order, end when the walk closes stdin."""
+    from .collect import decode_node
+
+    while True:
+        try:
+            raw, options = requests.recv()
+        except EOFError:
+            return
+        answers.send(decode_node(raw, **options))
+
+
+def main() -> None:
+    """The helper process: requests on stdin, answers on stdout."""
+    import signal
+    from multiprocessing.connection import Connection
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the walk's to handle; it closes our stdin
+    serve(Connection(os.dup(0), writable=False), Connection(os.dup(1), readable=False))
