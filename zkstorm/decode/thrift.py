@@ -284,6 +284,13 @@ class ThriftReader:
         string_struct = _string_struct_header(key_spec, self.structs) if fast_value is not None else None
         pair_struct = string_struct if string_struct is not None and len(string_struct[0]) == 2 else None
 
+        def read_entry(buf: bytes, offset: int, out: dict[object, object]) -> int:
+            """One entry read as the schema says: whatever shape the fast paths below do not take."""
+            key, offset = read_key(buf, offset)
+            value, offset = read_value(buf, offset)
+            out[hashable(key) if hashable else key] = value
+            return offset
+
         def read_pair_keyed(
             buf: bytes, offset: int, n: int, out: dict[object, object]
         ) -> tuple[dict[object, object], int]:
@@ -311,9 +318,7 @@ class ThriftReader:
                                 out[key] = unpack(buf, at2 + 1)[0]
                                 offset = at2 + 1 + width
                                 continue
-                key, offset = read_key(buf, offset)  # any other shape: read as the schema says
-                value, offset = read_value(buf, offset)
-                out[hashable(key) if hashable else key] = value
+                offset = read_entry(buf, offset, out)
             return out, offset
 
         def read_map(buf: bytes, offset: int) -> tuple[dict[object, object], int]:
@@ -373,15 +378,13 @@ class ThriftReader:
                             out[tuple(key_fields)] = unpack(buf, at + 1)[0]
                             offset = at + 1 + width
                             continue
-                    key, offset = read_key(buf, offset)  # any other shape: read as the schema says
-                    value, offset = read_value(buf, offset)
-                    out[hashable(key) if hashable else key] = value
+                    offset = read_entry(buf, offset, out)
                 return out, offset
             if string_keys and vtype == value_wire:
                 # map<string, map<…>> (a stats table's windows): each key read here, the value by its reader
                 end = len(buf)
                 for _ in range(n):
-                    key = None
+                    key: object = None
                     if offset + 4 <= end:
                         (size,) = _UNPACK_I32(buf, offset)
                         if 0 <= size <= end - offset - 4:
