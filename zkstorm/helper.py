@@ -60,7 +60,7 @@ class DecodeHelper:
         self._pending: deque[int] = deque()  # bytes of each request not yet answered, oldest first
         self._answers: dict[int, Any] = {}
         self._room = 0  # bytes of requests the helper's stdin holds unread without blocking a write
-        self._options: tuple[int, int] = (0, 0)  # id and pickled size of the options last sent
+        self._options: tuple[Any, int] = (None, 0)  # the options last sent (kept: an id could be reused), their size
         self.decoded = 0  # znodes the helper decoded (for tests and the log)
         self.pid: int | None = None
 
@@ -74,7 +74,8 @@ class DecodeHelper:
         """True once the helper could not start or died: the walk decodes everything itself."""
         return self._gave_up
 
-    def takes(self, raw: RawNode) -> bool:
+    @property
+    def free(self) -> bool:
         """Whether the helper has a free place for a payload now (it is not starting, nor behind)."""
         return not self._gave_up and len(self._pending) < BACKLOG
 
@@ -99,10 +100,10 @@ class DecodeHelper:
 
     def _options_size(self, options: dict[str, Any]) -> int:
         """The pickled size of a walk's options (its roots), measured once per walk."""
-        if self._options[0] != id(options):
+        if self._options[0] is not options:
             import pickle
 
-            self._options = (id(options), len(pickle.dumps(options)))
+            self._options = (options, len(pickle.dumps(options)))
         return self._options[1]
 
     def collect(self) -> None:
@@ -238,7 +239,7 @@ def in_walk_order(
     seen = polled = 0
 
     def feed() -> None:
-        while waiting and (waiting[0][1] != _WAITING or helper.takes(waiting[0][0])):
+        while waiting and (waiting[0][1] != _WAITING or helper.free):
             entry = waiting[0]
             if entry[1] == _WAITING:
                 ticket = helper.submit(entry[0], options)
@@ -259,7 +260,9 @@ def in_walk_order(
 
     def releasable() -> bool:
         head = held[0]
-        return head[1] == _DONE or (head[1] == _SENT and helper.ready(head[2])) or len(held) > WINDOW
+        if head[1] == _DONE or len(held) > WINDOW or helper.given_up:
+            return True
+        return head[1] == _SENT and helper.ready(head[2])
 
     for item in items:
         if type(item) is RawNode and costly(item.data):
@@ -287,8 +290,10 @@ def in_walk_order(
         feed()
         head = held[0]
         if head[1] == _SENT and not helper.ready(head[2]):
-            last = next((e for e in reversed(waiting) if e[1] == _WAITING), None)
-            if last is not None:  # rather than wait for the helper, decode what it has not taken yet
+            while waiting and waiting[-1][1] != _WAITING:
+                waiting.pop()
+            if waiting:  # rather than wait for the helper, decode what it has not taken yet, from the back
+                last = waiting.pop()
                 last[1:] = [_DONE, decode(last[0])]
                 continue
         yield settle(held.popleft())
