@@ -129,3 +129,71 @@ def test_the_cli_uses_the_helper_unless_told_not_to(legacy: Chroot, monkeypatch:
     assert helped.exit_code == alone.exit_code == 0
     assert helped.output == alone.output
     assert '"encoding":"java-serialized"' in alone.output
+
+
+def test_what_was_read_before_the_source_failed_comes_out_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A source that fails in the middle of a walk (ZooKeeper stops answering: faked here by a generator
+    that raises, since the suite's one server cannot be stopped for one test) gives every item it read
+    before, in order, then its error, with the helper as without it."""
+    from zkstorm.collect import decode_node
+    from zkstorm.errors import ZookeeperError
+    from zkstorm.layout import Roots
+    from zkstorm.sources.base import RawNode, Stat
+
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    roots = Roots(storm=(ROOT,), kafka=())
+    payload = (STREAMS / "assignment.bin").read_bytes()
+    stat = Stat(1, 1, 0, 0, 0, 0, 0, 0, len(payload), 0, 1)
+    nodes = [RawNode(f"{ROOT}/assignments/t{k}-{k + 1}-1400000000", stat, payload) for k in range(40)]
+    nodes[1::3] = [RawNode(f"{ROOT}/supervisors/s{k}", stat, b"") for k in range(len(nodes[1::3]))]
+
+    def failing() -> Any:
+        yield from nodes
+        raise ZookeeperError("ZooKeeper at 127.0.0.1:1 stopped answering")
+
+    def decode(raw: RawNode) -> Any:
+        return decode_node(raw, roots=roots)
+
+    options = {"roots": roots, "show_secrets": False, "detail": False}
+    for helper in (None, helper_module.DecodeHelper()):
+        out: list[Any] = []
+        with pytest.raises(ZookeeperError):
+            for item, (znode, records) in helper_module.in_walk_order(failing(), decode, helper, options):
+                out.append((item.path, znode, records))
+        assert out == [(n.path, *decode(n)) for n in nodes]
+        if helper is not None:
+            assert helper.decoded > 0
+            helper.close()
+
+
+def test_a_walk_given_up_half_way_leaves_the_next_one_whole(legacy: Chroot, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that stops reading a walk while the helper has requests in hand, then walks again on the
+    same cluster (closed and opened again, as a notebook might): the second walk is exact."""
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    alone, _ = walked(legacy.zk, helper=False)
+    cluster = Cluster(ReadOnlySession(legacy.zk), storm_root=ROOT, kafka_root="/", decode_helper=True)
+    with cluster:
+        walk = cluster.walk("/")
+        for _ in walk:
+            if cluster.helper.busy:
+                break
+        assert cluster.helper.busy
+        walk.close()
+    before = cluster.helper.decoded
+    with cluster:
+        assert list(cluster.walk("/")) == alone
+        assert cluster.helper.decoded > before and not cluster.helper.given_up  # a helper that kept working
+
+
+def test_a_registry_with_decoders_of_the_callers_own_is_not_sent_to_the_helper(
+    legacy: Chroot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper knows only the decoders zkstorm registers: once a caller adds one, the walk decodes
+    everything itself, so the caller's decoder is used wherever it applies."""
+    from zkstorm.decode.registry import REGISTRY
+
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    monkeypatch.setattr(type(REGISTRY), "__len__", lambda self: 10_000)  # as if the caller had registered more
+    helped, used = walked(legacy.zk, helper=True)
+    assert used.pid is None and used.decoded == 0
+    assert helped == walked(legacy.zk, helper=False)[0]

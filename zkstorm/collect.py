@@ -51,6 +51,7 @@ from .records import (
 from .sources.base import Denied, RawNode, Source, WalkStats
 
 log = logging.getLogger(__name__)
+_BUILTIN_DECODERS = len(REGISTRY)  # the decoders zkstorm registers when imported, as in the helper process
 
 
 def to_znode(raw: RawNode, encoding: str, summary: str | None = None, status: str = "not-decoded") -> Znode:
@@ -201,7 +202,7 @@ def _decoded_in_order(
 ) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
     """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
     [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``zkstorm.helper``), which
-    decodes with zkstorm's own registry only."""
+    decodes with zkstorm's own decoders only: not for another registry, nor once decoders were added."""
 
     def decode(item: RawNode | Denied) -> tuple[Znode | None, list[Any]]:
         if type(item) is Denied:
@@ -209,7 +210,8 @@ def _decoded_in_order(
         return decode_node(item, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)  # type: ignore[arg-type]
 
     options = {"roots": roots, "show_secrets": show_secrets, "detail": detail}
-    return in_walk_order(items, decode, helper if registry is REGISTRY else None, options)
+    builtin = registry is REGISTRY and len(REGISTRY) == _BUILTIN_DECODERS  # what the helper's own import has
+    return in_walk_order(items, decode, helper if builtin else None, options)
 
 
 def discovering_walk(

@@ -3,18 +3,18 @@
 Java-serialized payloads (Storm 0.9's Clojure data, 2.x's ``leader-info``) are parsed by javaobj-py3
 field by field in Python: about 1 ms a payload, against tens of microseconds for a Thrift or JSON one.
 In the walk benchmark's tree they are 1.1% of the znodes and 28% of ``zkstorm tree``'s time. So a walk
-that meets more than ``START_AFTER`` of them starts one helper process (``zkstorm.helper.main``)
-and sends it costly payloads whenever it is free, while it decodes everything else, and the costly
-payloads the helper has no room for, itself. ``in_walk_order`` gives the results back in the walk's
-order, so nothing downstream can tell where a znode was decoded.
+that meets more than ``START_AFTER`` of them starts one helper process (``main``, a new interpreter
+running this very zkstorm) and hands it those payloads while it decodes everything else itself;
+``in_walk_order`` gives the results back in the walk's order, so nothing downstream can tell where a
+znode was decoded.
 
 The walk's own thread talks to the helper over its stdin and stdout (``multiprocessing.connection``'s
 framing of pickles): a thread of ours would get the GIL only every 5 ms while the walk decodes, which
 is what made a ``ProcessPoolExecutor`` slower than no helper at all. The walk never blocks writing: it
-keeps the requests the helper has not answered within what its stdin holds, so the two cannot wait on
-each other. A helper that cannot start, or dies, costs only speed: whatever it had not
-answered is decoded here. ``Cluster(decode_helper=True)`` turns it on (the CLI does, unless
-``ZKSTORM_DECODE_HELPER=0``); a library caller opts in.
+keeps the requests the helper has not answered within half of what its stdin holds, so the two cannot
+wait on each other. A helper that cannot start, dies, or answers out of step costs only speed:
+whatever it had not answered is decoded here. ``Cluster(decode_helper=True)`` turns it on (the CLI
+does, unless ``ZKSTORM_DECODE_HELPER=0``); a library caller opts in.
 """
 
 from __future__ import annotations
@@ -43,14 +43,16 @@ def costly(data: bytes | None) -> bool:
 
 
 def wanted() -> bool:
-    """The CLI's choice: on, unless ``ZKSTORM_DECODE_HELPER=0``."""
-    return os.environ.get("ZKSTORM_DECODE_HELPER", "1") != "0"
+    """The CLI's choice: on, unless ``ZKSTORM_DECODE_HELPER`` is ``0``, ``false``, ``no`` or ``off``."""
+    return os.environ.get("ZKSTORM_DECODE_HELPER", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 class DecodeHelper:
     """One helper process: started on the first ``submit``, stopped by ``close`` (the cluster's).
 
-    Requests are answered in the order they were sent, so a ticket is the request's number."""
+    A ticket is the request's number; the helper answers in order and sends each answer with its ticket,
+    so an answer that is not the one expected (a request or an answer lost to an interruption between
+    a write and its bookkeeping) ends the helper instead of giving a znode another's records."""
 
     def __init__(self) -> None:
         self._process: Any = None
@@ -89,14 +91,15 @@ class DecodeHelper:
         size = len(raw.path) + len(raw.data or b"") + _FRAMING + self._options_size(options)
         if sum(self._pending) + size > self._room:
             return None
+        ticket = self._sent
+        self._sent += 1
+        self._pending.append(size)
         try:
-            connection.send((raw, options))
+            connection.send((ticket, raw, options))
         except Exception as exc:  # the helper died: decode here from now on
             self._give_up(exc)
             return None
-        self._pending.append(size)
-        self._sent += 1
-        return self._sent - 1
+        return ticket
 
     def _options_size(self, options: dict[str, Any]) -> int:
         """The pickled size of a walk's options (its roots), measured once per walk."""
@@ -129,10 +132,13 @@ class DecodeHelper:
             while connection is not None and self._pending:
                 if (wait_for is None or wait_for in self._answers) and not connection.poll():
                     return
-                ticket = self._sent - len(self._pending)  # the oldest one not answered
-                self._answers[ticket] = connection.recv()
+                expected = self._sent - len(self._pending)  # the oldest one not answered
+                ticket, answer = connection.recv()
                 self._pending.popleft()
-        except Exception as exc:  # EOF: the helper died
+                if ticket != expected:
+                    raise RuntimeError(f"the helper answered request {ticket}, not {expected}")
+                self._answers[ticket] = answer
+        except Exception as exc:  # EOF (the helper died), or out of step
             self._give_up(exc)
 
     def _start(self) -> Any:
@@ -146,8 +152,9 @@ class DecodeHelper:
                 boot = (
                     f"import sys; sys.path.insert(0, {here!r}); import zkstorm.helper as h; del sys.path[0]; h.main()"
                 )
+                flags: list[str] = getattr(subprocess, "_args_from_interpreter_flags", list)()  # -E, -s, -I as ours
                 self._process = subprocess.Popen(
-                    [sys.executable, "-c", boot],
+                    [sys.executable, *flags, "-c", boot],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
@@ -175,10 +182,15 @@ class DecodeHelper:
         """Stop the helper: it ends when its stdin closes (a decode in progress is at most milliseconds)."""
         connection, self._connection = self._connection, None
         process, self._process = self._process, None
+        self._pending.clear()  # a helper started later starts afresh
+        self._answers.clear()
         if connection is not None:
             log.debug("the helper process decoded %d znodes", self.decoded)
             connection.close()
         if process is not None:
+            for pipe in (process.stdin, process.stdout):  # still open if the start failed half way
+                if pipe is not None and not pipe.closed:
+                    pipe.close()
             try:
                 process.wait(timeout=5)
             except Exception:
@@ -187,15 +199,17 @@ class DecodeHelper:
 
 
 def _pipe_room(fd: int) -> int:
-    """Three quarters of what the pipe on ``fd`` holds: 64 KiB as a rule on Linux, but one page once its
-    user holds too many pipe pages (``fs.pipe-user-pages-soft``), so it is asked; 16 KiB elsewhere."""
+    """Half of what the pipe on ``fd`` holds: 64 KiB as a rule on Linux, but one page once its user holds
+    too many pipe pages (``fs.pipe-user-pages-soft``), so it is asked; 16 KiB elsewhere. Half, because
+    the kernel fills a pipe in page slots and does not always merge a small write into a partly filled
+    one: ``BACKLOG`` writes can waste up to that many slots' slack."""
     try:
         import fcntl
 
         capacity = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
     except (ImportError, AttributeError, OSError):
         capacity = 16 * 1024
-    return capacity * 3 // 4
+    return capacity // 2
 
 
 class _Duplex:
@@ -226,19 +240,22 @@ def in_walk_order(
     With a helper, the costly ``RawNode``s after the first ``START_AFTER`` wait for the helper
     (``decode_node(item, **options)``, which is what ``decode`` does for a ``RawNode``) while this thread
     decodes the rest and holds their results behind them. Costly payloads come in clumps (a topology's
-    heartbeats), and the helper needs a moment to start, so this thread decodes a waiting one itself
-    only when it must: when ``WINDOW`` items are held, or when the walk has ended (then it takes them
-    from the back while the helper works from the front). An item the helper did not answer (it died)
-    is decoded here."""
+    heartbeats; all of a Storm 0.9 root), and the helper needs a moment to start, so this thread
+    decodes waiting ones itself only when it must: when more than ``WINDOW`` items are held, or when
+    the walk has ended. Then it takes them from the back while the helper works from the front, and
+    waits for the helper only when nothing is left for it to do. An item the helper did not answer (it
+    died) is decoded here. If ``items`` raises, what was read before is yielded first, as without a
+    helper."""
     if helper is None:
         for item in items:
             yield item, decode(item)
         return
     held: deque[list[Any]] = deque()  # [item, state, value], in walk order
     waiting: deque[list[Any]] = deque()  # the held entries still _WAITING (or no longer: skipped), in order
-    seen = polled = 0
+    seen = 0
 
     def feed() -> None:
+        helper.collect()
         while waiting and (waiting[0][1] != _WAITING or helper.free):
             entry = waiting[0]
             if entry[1] == _WAITING:
@@ -248,56 +265,62 @@ def in_walk_order(
                 entry[1:] = [_DONE, decode(entry[0])] if ticket is None else [_SENT, ticket]
             waiting.popleft()
 
-    def settle(entry: list[Any]) -> tuple[Any, Any]:
-        item, state, value = entry
-        if state == _SENT:
-            value = helper.result(value)
-            value = decode(item) if value is None else value
-        elif state == _WAITING:
-            value = decode(item)
-            entry[1] = _DONE
-        return item, value
-
-    def releasable() -> bool:
-        head = held[0]
-        if head[1] == _DONE or len(held) > WINDOW or helper.given_up:
-            return True
-        return head[1] == _SENT and helper.ready(head[2])
-
-    for item in items:
-        if type(item) is RawNode and costly(item.data):
-            seen += 1
-            if seen > START_AFTER and not helper.given_up:
-                entry = [item, _WAITING, None]
-                held.append(entry)
-                waiting.append(entry)
+    def released(must: bool) -> Iterator[tuple[Any, Any]]:
+        """The held items that can go, in order; with ``must``, every one over ``WINDOW`` (all of
+        them when the walk has ended: ``WINDOW`` is then -1)."""
+        while held:
+            item, state, value = head = held[0]
+            if state == _SENT and not helper.ready(value) and must:
                 feed()
+                if not helper.ready(value):
+                    while waiting and waiting[-1][1] != _WAITING:
+                        waiting.pop()
+                    if waiting:  # rather than wait for the helper, decode what it has not taken, from the back
+                        last = waiting.pop()
+                        last[1:] = [_DONE, decode(last[0])]
+                        continue
+            if state == _DONE:
+                pass
+            elif state == _SENT and (helper.ready(value) or must):
+                answer = helper.result(value)
+                value = decode(item) if answer is None else answer
+            elif state == _WAITING and (must or helper.given_up):
+                head[1] = _DONE  # taken out of the waiting line
+                value = decode(item)
             else:
+                return
+            held.popleft()
+            yield item, value
+            must = must and len(held) > limit
+
+    limit = WINDOW
+    try:
+        for item in items:
+            if type(item) is RawNode and costly(item.data):
+                seen += 1
+                if seen > START_AFTER and not helper.given_up:
+                    entry = [item, _WAITING, None]
+                    held.append(entry)
+                    waiting.append(entry)
+                else:
+                    held.append([item, _DONE, decode(item)])
+            elif held:
                 held.append([item, _DONE, decode(item)])
-        elif held:
-            held.append([item, _DONE, decode(item)])
-            polled += 1
-            if polled % _POLL_EVERY == 0:
-                helper.collect()
-                feed()
-        else:
-            yield item, decode(item)
-            continue
-        while held and releasable():
-            yield settle(held.popleft())
-    while held:
-        helper.collect()
-        feed()
-        head = held[0]
-        if head[1] == _SENT and not helper.ready(head[2]):
-            while waiting and waiting[-1][1] != _WAITING:
-                waiting.pop()
-            if waiting:  # rather than wait for the helper, decode what it has not taken yet, from the back
-                last = waiting.pop()
-                last[1:] = [_DONE, decode(last[0])]
+            else:
+                yield item, decode(item)
                 continue
-        yield settle(held.popleft())
-        feed()
+            if len(held) % _POLL_EVERY == 1 or waiting:
+                feed()
+            yield from released(must=len(held) > limit)
+        limit = -1
+        yield from released(must=True)
+    except Exception:  # the source failed: what it read before comes out first, then its error
+        limit = -1
+        yield from released(must=True)
+        raise
+    finally:
+        if held:  # abandoned (or interrupted): the helper's answers would go stale
+            helper.close()
 
 
 def serve(requests: Any, answers: Any) -> None:
@@ -306,10 +329,10 @@ def serve(requests: Any, answers: Any) -> None:
 
     while True:
         try:
-            raw, options = requests.recv()
+            ticket, raw, options = requests.recv()
         except EOFError:
             return
-        answers.send(decode_node(raw, **options))
+        answers.send((ticket, decode_node(raw, **options)))
 
 
 def main() -> None:

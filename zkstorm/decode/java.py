@@ -85,8 +85,8 @@ _READER: type | None = None
 def _reader_class() -> type:
     """javaobj's ``DataStreamReader`` with the same answers, faster: it builds a ``struct`` format for every
     primitive it reads and decodes every string one character at a time through a generator (Modified
-    UTF-8, which for ASCII is ASCII). Here the formats are compiled once and ASCII strings are decoded by
-    ``bytes.decode``; any other string still goes through javaobj's own decoder. The parsing itself
+    UTF-8, which for ASCII without NUL is ASCII). Here the formats are compiled once and such strings are
+    decoded by ``bytes.decode``; any other string still goes through javaobj's own decoder. The parsing itself
     (handles, class descriptors, field values) stays javaobj's. Reading Storm 0.9's 382 payloads of the
     walk benchmark's tree: 390 ms -> 310 ms. ``tests/test_clojure_streams.py`` checks that both readers
     give the same objects on every stream a real Clojure wrote."""
@@ -142,7 +142,9 @@ def _reader_class() -> type:
 
         def read_UTF(self) -> str:
             raw = self._read(self.read_ushort())  # as javaobj: a short read decodes what is there
-            return raw.decode("ascii") if raw.isascii() else decode_modified_utf8(raw)[0]  # type: ignore[no-any-return]
+            if raw.isascii() and b"\0" not in raw:  # Modified UTF-8 writes NUL as C0 80: a raw one is damage
+                return raw.decode("ascii")
+            return decode_modified_utf8(raw)[0]  # type: ignore[no-any-return]
 
     _READER = Reader
     return Reader
