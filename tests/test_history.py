@@ -683,3 +683,19 @@ def test_the_demo_weeks_report_names_its_staged_incidents(spark: Any, demo_week:
 def test_the_readme_shows_the_reports_screenshot() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"]({SCREENSHOT.relative_to(REPO)})" in readme and SCREENSHOT.exists()
+
+
+def test_the_snapshot_a_new_one_is_compared_with_is_the_one_just_before_it_in_time_then_id_order() -> None:
+    """Two kept snapshots of a cluster taken at the same time: the later by id is the one before the new
+    snapshot (the order every fact uses), whichever order the store lists them in."""
+    from types import SimpleNamespace
+
+    from zkstorm.jobs.history import _context
+
+    at = datetime(2026, 3, 1, 2, 30, tzinfo=timezone.utc)
+    kept = [("c", "snap-b", at), ("c", "snap-a", at), ("c", "snap-0", at - timedelta(days=1))]
+    new = [SimpleNamespace(cluster="c", snapshot_id="snap-z", snapshot_time=at + timedelta(days=1))]
+    assert _context(kept, new) == {"snap-b"}
+    assert _context(list(reversed(kept)), new) == {"snap-b"}
+    same_time = [SimpleNamespace(cluster="c", snapshot_id="snap-c", snapshot_time=at)]  # after snap-b by id
+    assert _context(kept, same_time) == {"snap-b"}

@@ -219,14 +219,17 @@ def _newest(snapshots: list[tuple[str, str, datetime]]) -> dict[str, tuple[datet
 
 
 def _context(kept: list[tuple[str, str, datetime]], new: list[Any]) -> set[str]:
-    """Per cluster, the kept snapshot just before its first new one: what the new one is compared with."""
-    first_new: dict[str, datetime] = {}
+    """Per cluster, the kept snapshot just before its first new one: what the new one is compared with.
+    Snapshots are ordered by (time, id), as the facts order them, so two taken at the same time agree."""
+    first_new: dict[str, tuple[datetime, str]] = {}
     for ref in new:
-        first_new[ref.cluster] = min(ref.snapshot_time, first_new.get(ref.cluster, ref.snapshot_time))
+        key = (ref.snapshot_time, ref.snapshot_id)
+        first_new[ref.cluster] = min(key, first_new.get(ref.cluster, key))
     before: dict[str, tuple[datetime, str]] = {}
     for cluster, snapshot_id, at in kept:
-        if cluster in first_new and at < first_new[cluster] and (cluster not in before or at > before[cluster][0]):
-            before[cluster] = (at, snapshot_id)
+        key = (at, snapshot_id)
+        if cluster in first_new and key < first_new[cluster] and (cluster not in before or key > before[cluster]):
+            before[cluster] = key
     return {snapshot_id for _, snapshot_id in before.values()}
 
 
