@@ -213,11 +213,21 @@ def _pipe_room(fd: int) -> int:
 
 
 class _Duplex:
-    """A reading and a writing ``Connection`` used as one."""
+    """A reading and a writing ``Connection`` used as one. ``poll`` asks one ``select.poll`` object made
+    here: ``Connection.poll`` builds a selector per call, and the walk asks after every znode while
+    payloads wait for the helper."""
 
     def __init__(self, reader: Any, writer: Any) -> None:
         self.reader, self.writer = reader, writer
-        self.send, self.recv, self.poll = writer.send, reader.recv, reader.poll
+        self.send, self.recv = writer.send, reader.recv
+        try:
+            import select
+
+            poller = select.poll()
+            poller.register(reader.fileno(), select.POLLIN)
+            self.poll = lambda: bool(poller.poll(0))
+        except (ImportError, AttributeError):  # no poll(2) here
+            self.poll = reader.poll
 
     def close(self) -> None:
         self.writer.close()
