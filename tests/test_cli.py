@@ -314,3 +314,22 @@ def test_an_empty_nested_list_keeps_its_parent(writer: KazooClient, zk_root: Chr
     assert (acl["resource_type"], acl["resource_name"], acl["principal"]) == ("Topic", "ledger", None)
     configs = json.loads(run("--zk", zk_root.zk, "kafka", "configs", "-f", "json").stdout)
     assert [(c["entity_name"], c["key"]) for c in configs] == [("ledger", None)]
+
+
+def test_a_reader_that_goes_away_is_not_a_failure() -> None:
+    """``zkstorm … | head``: the reader closes the pipe after its first lines; zkstorm stops quietly with
+    exit 0 (click alone would exit 1), so a script under ``set -o pipefail`` does not fail on it."""
+    from tests.fixtures import folder
+
+    files = folder("zkfiles", "zk395-plain")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "zkstorm.cli", "--from-files", str(files), "tree", "/", "-f", "jsonl"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout.read(100).startswith(b'{"kind":"znode"')  # the output is far larger than a pipe holds
+    child.stdout.close()
+    errors = child.stderr.read()
+    assert child.wait(timeout=60) == 0
+    assert errors == b""

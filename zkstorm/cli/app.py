@@ -46,6 +46,18 @@ _GC_THRESHOLDS = (100_000, 20, 10)
 class ZkstormGroup(click.Group):
     """Maps every escaping error to one stderr line and its documented exit code; never a traceback."""
 
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away (`| head`): not an error worth a message or a failing exit code (click
+            # would exit 1). Here, before click sees it: what is still buffered for stdout goes nowhere,
+            # or flushing it at exit would fail again.
+            stop_progress()
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.stderr.close()
+            raise click.exceptions.Exit(ExitCode.OK) from None
+
     def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
         kwargs.setdefault("standalone_mode", True)
         gc.set_threshold(*_GC_THRESHOLDS)
@@ -63,10 +75,6 @@ class ZkstormGroup(click.Group):
             _fail("interrupted", ExitCode.INTERRUPTED)
         except ZkstormError as exc:
             _fail(str(exc), exc.exit_code)
-        except BrokenPipeError:
-            stop_progress()
-            sys.stderr.close()  # the reader went away (`| head`): not an error worth a message
-            sys.exit(ExitCode.OK)
         except Exception as exc:  # a bug: say so in one line; -vv shows the traceback
             log.debug("internal error", exc_info=True)
             _fail(f"internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback)", ExitCode.ERROR)
