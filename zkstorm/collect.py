@@ -238,7 +238,7 @@ def discovering_walk(
         session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
     )
     for item, (znode, records) in walked:
-        if type(item) is not RawNode or znode is None:  # unreadable
+        if isinstance(item, Denied) or znode is None:  # unreadable
             yield item.path, None, records
             continue
         parent, _, name = item.path.rpartition("/")

@@ -9,6 +9,7 @@ numbers.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ..errors import DecodeError, FailureType
@@ -79,9 +80,7 @@ def _parse(data: bytes) -> Any:
     return contents[0] if len(contents) == 1 else contents
 
 
-_READER: type | None = None
-
-
+@functools.cache
 def _reader_class() -> type:
     """javaobj's ``DataStreamReader`` with the same answers, faster: it builds a ``struct`` format for every
     primitive it reads and decodes every string one character at a time through a generator (Modified
@@ -89,10 +88,8 @@ def _reader_class() -> type:
     decoded by ``bytes.decode``; any other string still goes through javaobj's own decoder. The parsing itself
     (handles, class descriptors, field values) stays javaobj's. Reading Storm 0.9's 382 payloads of the
     walk benchmark's tree: 390 ms -> 310 ms. ``tests/test_clojure_streams.py`` checks that both readers
-    give the same objects on every stream a real Clojure wrote."""
-    global _READER
-    if _READER is not None:
-        return _READER
+    give the same objects on every stream a real Clojure wrote. Made on first use: a walk with no Java
+    payload never imports javaobj."""
     import struct
 
     from javaobj.modifiedutf8 import decode_modified_utf8
@@ -146,7 +143,6 @@ def _reader_class() -> type:
                 return raw.decode("ascii")
             return decode_modified_utf8(raw)[0]  # type: ignore[no-any-return]
 
-    _READER = Reader
     return Reader
 
 

@@ -382,7 +382,6 @@ def error_bursts(h: History) -> list[Incident]:
     for r in rows:
         parts = _pairs(r["components"])
         top_signature, top_count = _pairs(r["signatures"])[0]
-        components = r["component_names"]
         out.append(
             Incident(
                 cluster=r["cluster"],
@@ -396,7 +395,7 @@ def error_bursts(h: History) -> list[Incident]:
                 subjects=[r["topology_id"], *(f"{r['topology_id']}/{name}" for name, _ in parts[:NAMED])],
                 count=int(r["total"]),
                 summary=f"{int(r['total']):,} errors on {r['day']} in topology {r['topology_id']}: components "
-                f"{named(parts, names=components)}; most common ({top_count:,}): {top_signature}",
+                f"{named(parts, names=r['component_names'])}; most common ({top_count:,}): {top_signature}",
                 chart="storm_errors_daily",
             )
         )
