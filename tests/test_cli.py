@@ -293,6 +293,7 @@ def test_an_empty_nested_list_keeps_its_parent(writer: KazooClient, zk_root: Chr
     writer.create(f"{storm}/logconfigs/audit-2-1790000000", levels, makepath=True)
     writer.create(f"{zk_root.path}/config/topics/ledger", kafka_json({"version": 1, "config": {}}), makepath=True)
     writer.create(f"{zk_root.path}/kafka-acl/Topic/ledger", kafka_json({"version": 1, "acls": []}), makepath=True)
+    writer.ensure_path(f"{zk_root.path}/brokers/ids")  # a Kafka cluster's root holds it (else the views exit 4)
 
     def records(path: str) -> list[dict[str, Any]]:
         result = run("--zk", zk_root.zk, "get", path, "-f", "jsonl")

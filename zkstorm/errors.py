@@ -42,8 +42,29 @@ class NotAllowedError(ZookeeperError):
     search for roots records it and goes on."""
 
 
+class ReplyTooLargeError(ZookeeperError):
+    """A server's reply claims more bytes than zkstorm accepts (``ZKSTORM_MAX_REPLY_BYTES``): refused before
+    anything is allocated, since a broken or hostile endpoint can claim gigabytes in four bytes."""
+
+
 class NotFoundError(ZkstormError):
     exit_code = ExitCode.NOT_FOUND
+
+
+class RootNotFoundError(NotFoundError):
+    """No Storm or Kafka cluster where one was asked for: the root (or the ``--zk`` chroot) does not exist,
+    or holds nothing of its system. Never an empty, healthy-looking view; under ``--check`` it is
+    unhealthy (``UnhealthyError``)."""
+
+
+class UnhealthyError(ZkstormError):
+    """A ``--check`` found the cluster unhealthy in a way that leaves nothing to show (no cluster at all)."""
+
+    exit_code = ExitCode.UNHEALTHY
+
+
+class OutOfMemoryError(ZkstormError):
+    """The process ran out of memory (a reply or a tree too large for the memory it may use)."""
 
 
 class FailureType(StrEnum):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import FailureType
+from .layout import join
 from .records import (
     KafkaBroker,
     KafkaConfig,
@@ -217,6 +218,15 @@ def kafka_health_records(
             f"a ZooKeeper to KRaft migration is under way (KRaft controller {m.kraft_controller_id}, "
             f"last dual write {age} ago)",
             broker_id=m.kraft_controller_id,
+        )
+    if not state.registered:
+        # brokers/ids exists (or the root would not be a Kafka cluster) but no broker holds a session: the
+        # cluster is down, not empty and healthy (Kafka's BrokerIdsZNode children are ephemeral)
+        add(
+            "no_broker_registered",
+            "error",
+            f"no broker is registered under {join(state.root, 'brokers/ids')}: every broker is down or cut off "
+            "from ZooKeeper",
         )
     if controller is None:
         if state.registered:

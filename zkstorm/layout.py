@@ -7,7 +7,7 @@ exactly one segment (``storms/*``, ``brokers/topics/*/partitions/*/state``). A S
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 
@@ -136,18 +136,27 @@ def root_kinds(children: Sequence[str], brokers_children: Callable[[], Sequence[
     return kinds
 
 
-def discover_roots(children: Callable[[str], Sequence[str]], top: str = "/", depth: int = ROOT_SEARCH_DEPTH) -> Roots:
+Listing = Callable[[Sequence[str]], Iterable[tuple[str, Sequence[str]]]]
+
+
+def discover_roots(list_children: Listing, top: str = "/", depth: int = ROOT_SEARCH_DEPTH) -> Roots:
     """Every Storm root and Kafka chroot at ``top`` or up to ``depth`` levels below it, by listing child
-    names only (no data is read; known subtrees are not entered). ``children`` lists a path (empty when
-    it is gone)."""
+    names only (no data is read; known subtrees are not entered). ``list_children`` lists many paths at
+    once, giving (path, child names) for each, empty when it is gone: the search reads a whole level in
+    one batched call (a live session packs its listings into multiRead requests), since listing the
+    100,000 children of one wide znode one request at a time took 75 s before a ``tree`` could start."""
     storm: list[str] = []
     kafka: list[str] = []
     frontier = [top]
     for level in range(depth + 1):
-        below = []
+        if not frontier:
+            break
+        listed = dict(list_children(frontier))
+        brokers = dict(list_children([join(p, "brokers") for p in frontier if "brokers" in listed.get(p, ())]))
+        below: list[str] = []
         for path in frontier:
-            names = children(path)
-            kinds = root_kinds(names, partial(_brokers_of, children, path))
+            names = listed.get(path, ())
+            kinds = root_kinds(names, partial(_names, brokers, join(path, "brokers")))
             if STORM in kinds:
                 storm.append(path)
             if KAFKA in kinds:
@@ -158,8 +167,8 @@ def discover_roots(children: Callable[[str], Sequence[str]], top: str = "/", dep
     return Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka)))
 
 
-def _brokers_of(children: Callable[[str], Sequence[str]], path: str) -> Sequence[str]:
-    return children(join(path, "brokers"))
+def _names(listed: dict[str, Sequence[str]], path: str) -> Sequence[str]:
+    return listed.get(path, ())
 
 
 def merged(*many: Roots) -> Roots:

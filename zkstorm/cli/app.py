@@ -75,6 +75,8 @@ class ZkstormGroup(click.Group):
             _fail("interrupted", ExitCode.INTERRUPTED)
         except ZkstormError as exc:
             _fail(str(exc), exc.exit_code)
+        except MemoryError:  # not a bug of ours to trace: too much data for the memory the process may use
+            _fail("out of memory: the data read does not fit in the memory this process may use", ExitCode.ERROR)
         except Exception as exc:  # a bug: say so in one line; -vv shows the traceback
             log.debug("internal error", exc_info=True)
             _fail(f"internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback)", ExitCode.ERROR)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ..errors import ExitCode
+from ..errors import ExitCode, RootNotFoundError, UnhealthyError
 from .app import (
     PROMETHEUS_FORMATS,
     VIEW_FORMATS,
@@ -238,12 +238,17 @@ def kafka_health(
 
         watch_view(settings, fmt, watch_every, read, finding_item, show)
         return
-    with settings.cluster() as cluster:
-        if fmt == "prometheus":
-            report = cluster.kafka.health_report(default_min_isr=default_min_isr)
-            findings = report.findings
-        else:
-            findings = cluster.kafka.health(default_min_isr=default_min_isr)
+    try:
+        with settings.cluster() as cluster:
+            if fmt == "prometheus":
+                report = cluster.kafka.health_report(default_min_isr=default_min_isr)
+                findings = report.findings
+            else:
+                findings = cluster.kafka.health(default_min_isr=default_min_isr)
+    except RootNotFoundError as exc:  # no cluster where one was asked for: a check fails on it as unhealthy
+        if check:
+            raise UnhealthyError(str(exc)) from None
+        raise
     if fmt == "prometheus":
         from ..export.prometheus import kafka_broker_families, kafka_finding_families, kafka_partition_families
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property, partial
 from typing import Any
 
@@ -42,7 +42,7 @@ from ..records import (
     Unreadable,
     Znode,
 )
-from ..sources.base import RawNode, Source, WalkStats
+from ..sources.base import BatchListing, RawNode, Source, WalkStats
 from .kafka import KafkaCluster, missing_brokers
 from .storm import (
     DEFAULT_STALE_AFTER_SECS,
@@ -220,8 +220,9 @@ class Cluster:
 
     @cached_property
     def discovered_roots(self) -> Roots:
-        """Every Storm root and Kafka chroot on the source, found by listing names only (``layout``)."""
-        return discover_roots(self.children)
+        """Every Storm root and Kafka chroot on the source, found by listing names only (``layout``), a
+        level of the tree at a time."""
+        return discover_roots(self.children_of)
 
     @cached_property
     def decode_roots(self) -> Roots:
@@ -275,6 +276,17 @@ class Cluster:
             return list(self.source.get_children(path))
         except (NotFoundError, NotAllowedError):
             return []
+
+    def children_of(self, paths: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
+        """(path, child names) for each of ``paths`` (none when absent or not listable): in batches where
+        the source can list many at once, else one listing each."""
+        source = self.source
+        if isinstance(source, BatchListing):
+            for path, names in source.children_of(paths):
+                yield path, names or []
+        else:
+            for path in paths:
+                yield path, self.children(path)
 
     def exists(self, path: str) -> bool:
         return bool(self.source.exists(path))

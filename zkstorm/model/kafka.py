@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..decode.kafka import empty_broker
-from ..errors import NotFoundError
+from ..errors import NotFoundError, RootNotFoundError
 from ..health import KafkaState, kafka_findings, kafka_partitions, summarize_findings
-from ..layout import join
+from ..layout import KAFKA_ROOT_MARKERS, join
 from ..records import (
     KafkaAcl,
     KafkaBroker,
@@ -111,12 +111,28 @@ class KafkaCluster:
         self.cluster = cluster
         self.root = root
         self._state: KafkaState | None = None
+        self._present = False
 
     def _path(self, sub: str) -> str:
         return join(self.root, sub)
 
+    def require(self) -> None:
+        """Raise ``RootNotFoundError`` unless the root holds a Kafka cluster: ``brokers/ids`` or
+        ``brokers/topics``, as root discovery has it (``layout.KAFKA_ROOT_MARKERS``). A mistyped
+        ``--kafka-root`` must not read as a healthy cluster with nothing in it; a cluster that exists with
+        no broker registered is a finding of ``health`` instead. Every view asks first (one listing)."""
+        if self._present:
+            return
+        if not KAFKA_ROOT_MARKERS & set(self.cluster.children(self._path("brokers"))):
+            why = (
+                "it holds neither brokers/ids nor brokers/topics" if self.cluster.exists(self.root) else "no such znode"
+            )
+            raise RootNotFoundError(f"no Kafka cluster at {self.root}: {why} (zkstorm kafka roots lists them)")
+        self._present = True
+
     def state(self) -> KafkaState:
         """One walk of the root's Kafka subtrees, sorted into a ``KafkaState`` (taken once)."""
+        self.require()
         if self._state is None:
             from ..collect import KafkaStateBuilder
 
@@ -131,6 +147,7 @@ class KafkaCluster:
 
     def controller(self) -> tuple[KafkaController, KafkaControllerEpoch | None]:
         """The active controller and the controller epoch: two znodes."""
+        self.require()
         controller = next(
             (r for r in self.cluster.records(self._path("controller"), depth=0) if isinstance(r, KafkaController)),
             None,
@@ -150,6 +167,7 @@ class KafkaCluster:
     def brokers(self) -> list[KafkaBroker]:
         """Registered brokers, and unregistered ones still named in replica lists (``alive`` false): the
         registrations and the topics' replica assignments, not the partitions under them."""
+        self.require()
         brokers: list[KafkaBroker] = []
         registered: set[int] = set()
         for path, records in self.cluster.decoded(self._path("brokers/ids"), depth=1):
@@ -166,6 +184,7 @@ class KafkaCluster:
 
     def topics(self, topic: str | None = None) -> list[KafkaTopic]:
         """Every topic (or one): partitions, replication factor, topic id, reassignments in flight."""
+        self.require()
         if topic is None:
             return sorted(self.state().topics, key=lambda t: t.topic)
         path = self._path(f"brokers/topics/{topic}")

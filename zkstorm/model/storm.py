@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
 
-from ..errors import NotFoundError, UsageError
+from ..errors import NotFoundError, RootNotFoundError, UsageError
 from ..records import (
     StormComponent,
     StormComponentStats,
@@ -151,17 +151,32 @@ class StormCluster:
         self.cluster = cluster
         self.root = root
         self._ids: dict[str, str] | None = None  # topology id → name, read once per view object
+        self._present = False
 
     def _path(self, sub: str) -> str:
         return f"{self.root}/{sub}" if sub else self.root
 
+    def require(self) -> None:
+        """Raise ``RootNotFoundError`` unless the root holds a Storm cluster (its ``storms`` znode, which
+        nimbus creates with the other subtrees when it first starts). A mistyped ``--storm-root`` must not
+        read as a cluster with no topologies. Every view asks first, through ``_records`` and
+        ``_listed_ids`` (one ``exists``)."""
+        if self._present:
+            return
+        if not self.cluster.exists(self._path("storms")):
+            why = "it has no storms znode" if self.cluster.exists(self.root) else "no such znode"
+            raise RootNotFoundError(f"no Storm cluster at {self.root}: {why} (zkstorm storm roots lists them)")
+        self._present = True
+
     def _records(self, sub: str, kind: type, *, detail: bool = False) -> list[Any]:
+        self.require()
         return [r for r in self.cluster.records(self._path(sub), detail=detail) if isinstance(r, kind)]
 
     # topologies ---------------------------------------------------------------------------------------
 
     def _listed_ids(self) -> set[str]:
         """Every topology id the root lists (storms, assignments, errors, workerbeats): four listings."""
+        self.require()
         return {tid for sub in _TOPOLOGY_DIRS for tid in self.cluster.children(self._path(sub))}
 
     def topology_ids(self) -> dict[str, str]:
@@ -235,6 +250,7 @@ class StormCluster:
     def stored_error_counts(self) -> dict[str, int]:
         """topology id → error nodes Storm keeps for it, from the component znodes' child counts alone
         (nothing decoded)."""
+        self.require()
         counts: dict[str, int] = {}
         base = self._path("errors")
         if not self.cluster.exists(base):

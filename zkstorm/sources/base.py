@@ -7,9 +7,9 @@ and log files (``sources.files``); neither imports the other, both import this m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
 class Stat(NamedTuple):
@@ -93,4 +93,16 @@ class Source(Protocol):
 
     def default_cluster_name(self) -> str:
         """A cluster name when the user gives none."""
+        ...
+
+
+@runtime_checkable
+class BatchListing(Protocol):
+    """A source that lists many znodes at once (the live session, in multiRead batches): root discovery
+    uses it to read a whole level of the tree in a few requests. A source without it is asked one listing
+    at a time."""
+
+    def children_of(self, paths: Iterable[str]) -> Iterator[tuple[str, list[str] | None]]:
+        """(path, sorted child names) for each of ``paths``, None for one that is gone or may not be
+        listed; in the order read."""
         ...

@@ -13,17 +13,31 @@ with one pipelined request per op.
 
 from __future__ import annotations
 
+import errno
+import functools
 import logging
 import os
+import random
 import re
+import socket
 import struct
+import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import NotAllowedError, NotFoundError, UsageError, ZkstormError, ZookeeperError
+from ..errors import (
+    NotAllowedError,
+    NotFoundError,
+    OutOfMemoryError,
+    ReplyTooLargeError,
+    RootNotFoundError,
+    UsageError,
+    ZkstormError,
+    ZookeeperError,
+)
 from .base import Denied, RawNode, Stat, WalkStats
 
 
@@ -68,10 +82,30 @@ class ZkTarget:
 
     @property
     def hosts_string(self) -> str:
-        return ",".join(f"[{h}]:{p}" if ":" in h else f"{h}:{p}" for h, p in self.hosts)
+        return ",".join(_host_port(h, p) for h, p in self.hosts)
+
+    @property
+    def hosts_label(self) -> str:
+        """The hosts as a message names them: all of a usual ensemble, the first three of a long list (a
+        thousand hosts make no readable line)."""
+        if len(self.hosts) <= _LABEL_HOSTS:
+            return self.hosts_string
+        shown = ",".join(_host_port(h, p) for h, p in self.hosts[:_LABEL_HOSTS])
+        return f"{shown},… ({len(self.hosts)} hosts)"
+
+    @property
+    def label(self) -> str:
+        return self.hosts_label + self.chroot
 
     def __str__(self) -> str:
         return self.hosts_string + self.chroot
+
+
+_LABEL_HOSTS = 3
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +158,205 @@ class TlsOptions:
     keyfile: str | None = None
     keyfile_password: str | None = field(default=None, repr=False)
     verify: bool = True
+
+
+# --- bounds for a hostile world --------------------------------------------------------------------------
+
+# The largest reply zkstorm reads. A reply's first four bytes say how long it is and kazoo allocates that
+# much before reading on, so a broken or hostile endpoint can make the client allocate gigabytes. ZooKeeper's
+# Java client refuses packets over jute.maxbuffer, 0xfffff by default (ClientCnxnSocket.readLength,
+# ZKClientConfig.CLIENT_MAX_PACKET_LENGTH_DEFAULT); zkstorm's multiRead batches pack many znodes in one
+# reply, so its bound is higher: 128 znodes of a default server's largest (1 MiB) take 128 MiB, and a
+# listing of a million children some 50 MiB.
+DEFAULT_MAX_REPLY_BYTES = 256 << 20
+_MIN_MAX_REPLY_BYTES = 64 << 10
+# ZooKeeper's default jute.maxbuffer (BinaryInputArchive.maxBuffer, 0xfffff): the largest znode a server
+# takes unless its operators raised it. The walk sizes a batch as if each of its znodes were this large (or
+# as large as the largest it has met), so that a batch's reply cannot pass the bound.
+_ZNODE_CAP = 0xFFFFF
+_NAME_CAP = 4 + 256  # what one child name may take in a listing (its length, and more than Kafka's 249 chars)
+_REPLY_SLACK = 64 << 10  # reply headers and stats around a batch's payloads
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?)?\s*$", re.IGNORECASE)
+
+
+def max_reply_bytes(env: Mapping[str, str] | None = None) -> int:
+    """``ZKSTORM_MAX_REPLY_BYTES`` (bytes, or with a K, M or G suffix: powers of 1024), else the default."""
+    text = (os.environ if env is None else env).get("ZKSTORM_MAX_REPLY_BYTES", "")
+    if not text.strip():
+        return DEFAULT_MAX_REPLY_BYTES
+    m = _SIZE.match(text)
+    if not m:
+        raise UsageError(f"ZKSTORM_MAX_REPLY_BYTES={text!r} is not a size such as 268435456 or 512M")
+    size = int(m[1]) << {"": 0, "k": 10, "m": 20, "g": 30}[(m[2] or "")[:1].lower()]
+    if size < _MIN_MAX_REPLY_BYTES:
+        raise UsageError(f"ZKSTORM_MAX_REPLY_BYTES={text!r} is below the 64K a session needs")
+    return size
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):,.0f} MiB" if size >= 1 << 20 else f"{size:,} bytes"
+
+
+# --- finding the ensemble's addresses, with a deadline ---------------------------------------------------
+
+_RESOLVERS = 32  # host names looked up at once
+_RESOLVE_GRACE = 0.5  # once one host has an address, how long the others get before the connection starts
+
+Endpoint = tuple[str, str, int]  # host as given, one of its addresses, port: what kazoo's connect loop takes
+
+
+def resolve_hosts(hosts: Sequence[tuple[str, int]], deadline: float) -> tuple[list[Endpoint], dict[str, str]]:
+    """Every address of every host, looked up in parallel and given up at ``deadline``: the endpoints in
+    the order of ``hosts``, and why each host without one has none (the resolver's error, or no answer).
+
+    kazoo looks the hosts up one after the other in its connection thread, without a deadline, on every
+    round of its connection loop: 100 hosts that do not resolve took 15 s under ``--timeout 2`` (this
+    machine's resolver drops a query now and then, which costs 5 s). Here each lookup runs in a daemon
+    thread, so one that hangs is left behind at the deadline; once some host has an address, the rest
+    get ``_RESOLVE_GRACE`` more."""
+    outcome: dict[int, list[Endpoint] | str] = {}
+    work = deque(enumerate(hosts))
+    changed = threading.Event()
+
+    def lookups() -> None:
+        while True:
+            try:
+                i, (host, port) = work.popleft()
+            except IndexError:
+                return
+            outcome[i] = _lookup(host, port)
+            changed.set()
+
+    for _ in range(min(len(hosts), _RESOLVERS)):
+        threading.Thread(target=lookups, name="zkstorm-resolve", daemon=True).start()
+    first_found: float | None = None
+    while True:
+        now = time.monotonic()
+        if first_found is None and any(isinstance(v, list) for v in list(outcome.values())):
+            first_found = now
+        if len(outcome) == len(hosts) or now >= deadline or (first_found and now >= first_found + _RESOLVE_GRACE):
+            break
+        changed.wait(min(0.05, max(deadline - now, 0.001)))
+        changed.clear()
+    found: list[Endpoint] = []
+    failed: dict[str, str] = {}
+    for i, (host, _) in enumerate(hosts):
+        got = outcome.get(i, "no answer from the resolver in time")
+        if isinstance(got, list):
+            found += [e for e in got if e not in found]
+        else:
+            failed[host] = got
+    return found, failed
+
+
+def _lookup(host: str, port: int) -> list[Endpoint] | str:
+    """The host's addresses as kazoo would look them up, or why there are none."""
+    try:
+        infos = socket.getaddrinfo(host, port, 0, 0, socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        return exc.strerror or str(exc)
+    except (OSError, UnicodeError) as exc:  # a label over 63 characters fails in the IDNA codec
+        return f"not a host name ({exc})"
+    return [(host, str(info[4][0]), int(info[4][1])) for info in infos] or "no address"
+
+
+class _Guard:
+    """What the connection thread learns that the session must act on, and the bounds it applies: each
+    endpoint's last failure while connecting (so that an ensemble that refuses every connection is told at
+    once, not after the whole timeout), the connect deadline its socket waits are clamped to, the largest
+    reply it reads, and the error that ends the session (a refused reply, memory exhausted)."""
+
+    def __init__(self, endpoints: list[Endpoint], unresolved: dict[str, str], max_reply: int, deadline: float) -> None:
+        self.endpoints = endpoints
+        self.unresolved = unresolved
+        self.max_reply = max_reply
+        self.deadline: float | None = deadline  # None once the session is established
+        self.failures: dict[Endpoint, tuple[str, bool]] = {}  # what went wrong, and whether it is final
+        self.fatal: ZkstormError | None = None
+        self.server = ""
+
+    def clamp(self, timeout: float | None) -> float | None:
+        """``timeout``, cut to what is left of the connect deadline while the session is being made."""
+        if self.deadline is None or timeout is None:
+            return timeout
+        return max(0.001, min(timeout, self.deadline - time.monotonic()))
+
+    def failed(self, endpoint: Endpoint, exc: BaseException) -> None:
+        cause = exc.__context__ if exc.__context__ is not None else exc
+        if isinstance(cause, ConnectionRefusedError):
+            self.failures[endpoint] = ("connection refused", True)
+        elif isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
+            self.failures[endpoint] = (f"unreachable ({cause.strerror})", True)
+        elif isinstance(cause, OSError) and not isinstance(cause, TimeoutError) and cause.strerror:
+            self.failures[endpoint] = (cause.strerror, False)
+        else:
+            self.failures[endpoint] = ("no answer", False)
+
+    def refuse(self, length: int) -> None:
+        if self.fatal is None:
+            self.fatal = ReplyTooLargeError(
+                f"ZooKeeper at {self.server} sent a reply of {length:,} bytes, more than the {_mib(self.max_reply)} "
+                "zkstorm reads (ZKSTORM_MAX_REPLY_BYTES): refused"
+                if length >= 0
+                else f"ZooKeeper at {self.server} sent a reply of negative length ({length}): refused"
+            )
+
+    def out_of_memory(self, what: str) -> None:
+        if self.fatal is None:
+            self.fatal = OutOfMemoryError(f"out of memory {what} from ZooKeeper at {self.server}")
+
+    def crashed(self, exc: Exception) -> None:
+        if self.fatal is None:
+            self.fatal = ZookeeperError(f"the connection to ZooKeeper at {self.server} failed: {exc!r}")
+
+    def raise_fatal(self) -> None:
+        if self.fatal is not None:
+            raise self.fatal
+
+    def hopeless(self) -> str | None:
+        """Why no endpoint can be connected to, once each has failed for good (refused, unreachable) and
+        the other hosts did not resolve; None while some endpoint may still answer."""
+        if len(self.failures) < len(self.endpoints):
+            return None
+        if not all(final for _, final in self.failures.values()):
+            return None
+        return _joined(self._reasons())
+
+    def what_happened(self) -> str:
+        reasons = self._reasons()
+        return f" ({_joined(reasons)})" if reasons else ""
+
+    def _reasons(self) -> list[str]:
+        by_reason: dict[str, list[str]] = {}
+        for (host, _, port), (reason, _) in self.failures.items():
+            named = by_reason.setdefault(reason, [])
+            if _host_port(host, port) not in named:
+                named.append(_host_port(host, port))
+        out = [f"{reason} by {_some(where)}" if reason == "connection refused" else f"{_some(where)}: {reason}"
+               for reason, where in by_reason.items()]  # fmt: skip
+        if self.unresolved:
+            out.append(_unresolved(self.unresolved))
+        return out
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def _joined(reasons: list[str]) -> str:
+    return "; ".join(reasons)
+
+
+def _unresolved(failed: dict[str, str]) -> str:
+    """``cannot resolve host x (why)``, or the first few of many with their reasons."""
+    if len(failed) == 1:
+        ((host, why),) = failed.items()
+        return f"cannot resolve host {host} ({why})"
+    by_reason: dict[str, list[str]] = {}
+    for host, why in failed.items():
+        by_reason.setdefault(why, []).append(host)
+    return "cannot resolve hosts " + "; ".join(f"{_some(hosts)} ({why})" for why, hosts in by_reason.items())
 
 
 # --- multiRead (OpCode 22, ZooKeeper 3.6+) -----------------------------------------------------------
@@ -209,9 +442,14 @@ class ReadOnlyViolation(ZkstormError):
     """Raised if anything tries to send a non-read request through the inspector's session."""
 
 
+@functools.cache
 def _read_only_client_class() -> type:
+    """kazoo's client, made read-only and bounded; a class made once, on first use (kazoo loads lazily)."""
     from kazoo.client import KazooClient
+    from kazoo.exceptions import ConnectionDropped
+    from kazoo.handlers.threading import SequentialThreadingHandler
     from kazoo.protocol import serialization as s
+    from kazoo.protocol.connection import ConnectionHandler
 
     allowed = {
         s.GetData.type,
@@ -226,8 +464,74 @@ def _read_only_client_class() -> type:
         _MULTI_READ,
     }
 
+    class BoundedHandler(SequentialThreadingHandler):  # type: ignore[misc]
+        """kazoo's threading handler whose socket connects end by the session's connect deadline (kazoo
+        waits up to the session timeout for each, at least 4 s, whatever ``--timeout`` says)."""
+
+        def __init__(self, guard: _Guard) -> None:
+            super().__init__()
+            self.guard = guard
+
+        def create_connection(self, *args: Any, **kwargs: Any) -> Any:
+            if "timeout" in kwargs:
+                kwargs["timeout"] = self.guard.clamp(kwargs["timeout"])
+            return super().create_connection(*args, **kwargs)
+
+    class BoundedConnection(ConnectionHandler):  # type: ignore[misc]
+        """kazoo's connection handler with the session's bounds: the endpoints resolved once, with a
+        deadline (``resolve_hosts``); each connect failure noted for the session; a reply over the bound
+        refused from its length prefix, before anything is allocated (kazoo's ``_read_header`` and
+        ``_invoke`` read the length, then ``_read`` that many bytes); the reads of the handshake ended by
+        the connect deadline; and whatever ends kazoo's connection thread kept as the session's error
+        instead of a traceback on stderr."""
+
+        def __init__(self, *args: Any, guard: _Guard, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.guard = guard
+
+        def _expand_client_hosts(self) -> list[Endpoint]:
+            endpoints = list(self.guard.endpoints)
+            if self.client.randomize_hosts:
+                random.shuffle(endpoints)
+            return endpoints
+
+        def _connect(self, host: str, hostip: str, port: int) -> Any:
+            self.guard.server = _host_port(host, port)
+            try:
+                return super()._connect(host, hostip, port)
+            except Exception as exc:
+                self.guard.failed((host, hostip, port), exc)
+                raise
+
+        def _read(self, length: int, timeout: float) -> bytes:
+            if not 0 <= length <= self.guard.max_reply:
+                self.guard.refuse(length)
+                raise ConnectionDropped(f"refused a reply of {length} bytes")
+            try:
+                return super()._read(length, self.guard.clamp(timeout))  # type: ignore[no-any-return]
+            except MemoryError:
+                self.guard.out_of_memory(f"reading a reply of {length:,} bytes")
+                raise ConnectionDropped("out of memory") from None
+
+        def zk_loop(self) -> None:
+            try:
+                super().zk_loop()
+            except Exception as exc:  # kazoo's thread would end with a traceback on stderr
+                self.guard.crashed(exc)
+                log.debug("kazoo's connection thread failed", exc_info=True)
+
     class ReadOnlyKazooClient(KazooClient):  # type: ignore[misc]
-        """kazoo's client with every outgoing request checked against the read op codes."""
+        """kazoo's client with every outgoing request checked against the read op codes, and the bounded
+        handler and connection above."""
+
+        _connection: Any  # kazoo's, replaced by ours
+
+        def __init__(self, *, guard: _Guard, **kwargs: Any) -> None:
+            super().__init__(handler=BoundedHandler(guard), **kwargs)
+            stock = self._connection
+            self._connection = BoundedConnection(
+                self, stock.retry_sleeper, logger=stock.logger, sasl_options=stock.sasl_options, guard=guard
+            )
 
         def _call(self, request: Any, async_object: Any) -> Any:
             if getattr(request, "type", None) not in allowed:
@@ -251,12 +555,15 @@ class ReadOnlySession:
         timeout: float = DEFAULT_TIMEOUT,
         credentials: Credentials | None = None,
         tls: TlsOptions | None = None,
+        max_reply: int | None = None,
     ) -> None:
         self.target = ZkTarget.parse(target) if isinstance(target, str) else target
         self.timeout = timeout
+        self.max_reply = max_reply_bytes() if max_reply is None else max_reply
         self._credentials = credentials
         self._tls = tls
         self._client: Any = None
+        self._guard: _Guard | None = None
         self._multiread: bool | None = None
 
     # lifecycle ----------------------------------------------------------------------------------------
@@ -269,12 +576,38 @@ class ReadOnlySession:
         self.close()
 
     def connect(self) -> None:
-        from kazoo.exceptions import AuthFailedError, KazooException
-        from kazoo.handlers.threading import KazooTimeoutError
+        """Open the session within ``timeout``, all of it: host lookups, socket connects and the handshake.
+        An ensemble whose every host refuses the connection or does not resolve is told at once; a chroot
+        that does not exist is ``RootNotFoundError``."""
+        from kazoo.exceptions import KazooException
+
+        deadline = time.monotonic() + self.timeout
+        endpoints, unresolved = resolve_hosts(self.target.hosts, deadline)
+        if not endpoints:
+            raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target.label}: {_unresolved(unresolved)}")
+        guard = _Guard(endpoints, unresolved, self.max_reply, deadline)
+        try:
+            client = _read_only_client_class()(guard=guard, **self._client_options(endpoints))
+        except (KazooException, ValueError) as exc:
+            raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target.label}: {exc}") from None
+        try:
+            self._establish(client, guard, deadline)
+        except BaseException:
+            _discard(client)
+            raise
+        guard.deadline = None  # from now on a reconnect waits as kazoo does; the walk has its own patience
+        self._client, self._guard = client, guard
+        if self._credentials and self._credentials.scheme == "digest":
+            self._check_auth()
+
+    def _client_options(self, endpoints: list[Endpoint]) -> dict[str, Any]:
+        """kazoo's options: the hosts that resolved (kazoo divides its handshake timeout by their number),
+        the session timeout, credentials and TLS."""
         from kazoo.retry import KazooRetry
 
+        hosts = dict.fromkeys(_host_port(host, port) for host, _, port in endpoints)
         kwargs: dict[str, Any] = {
-            "hosts": self.target.hosts_string + self.target.chroot,
+            "hosts": ",".join(hosts) + self.target.chroot,
             "timeout": max(self.timeout, 4.0),  # session timeout; the server clamps it to its own range
             "connection_retry": KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
             "read_only": True,  # a server cut off from its quorum can still answer reads
@@ -304,21 +637,38 @@ class ReadOnlySession:
                 keyfile_password=self._tls.keyfile_password,
                 verify_certs=self._tls.verify,
             )
-        client = _read_only_client_class()(**kwargs)
+        return kwargs
+
+    def _establish(self, client: Any, guard: _Guard, deadline: float) -> None:
+        """Start kazoo's connection and wait for the session, failing as soon as the outcome is known:
+        every endpoint refused, a reply refused, or the deadline passed. Then one ``exists`` of the root:
+        the chroot must exist (kazoo only warns, with a ``UserWarning`` from its ``start``, which is not
+        called here), and a SASL login that the server refuses shows there."""
+        from kazoo.exceptions import AuthFailedError, KazooException
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        live = client.start_async()
+        while not live.wait(0.02):
+            guard.raise_fatal()
+            hopeless = guard.hopeless()
+            if hopeless:
+                raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target.label}: {hopeless}")
+            if time.monotonic() >= deadline:
+                within = f"within {self.timeout:g}s{guard.what_happened()}"
+                raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target.label} {within}")
         try:
-            client.start(timeout=self.timeout)
-        except KazooTimeoutError:
-            _discard(client)
-            raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target} within {self.timeout:g}s") from None
+            found = client.exists_async("/").get(timeout=max(deadline - time.monotonic(), 0.5))
         except AuthFailedError:
-            _discard(client)
-            raise ZookeeperError(f"ZooKeeper at {self.target} refused the credentials") from None
-        except (KazooException, OSError, ValueError) as exc:
-            _discard(client)
-            raise ZookeeperError(f"cannot connect to ZooKeeper at {self.target}: {exc or type(exc).__name__}") from None
-        self._client = client
-        if creds and creds.scheme == "digest":
-            self._check_auth()
+            raise ZookeeperError(f"ZooKeeper at {self.target.label} refused the credentials") from None
+        except (KazooException, KazooTimeoutError, OSError) as exc:
+            guard.raise_fatal()
+            raise ZookeeperError(
+                f"cannot connect to ZooKeeper at {self.target.label}: {exc or type(exc).__name__}"
+            ) from None
+        if found is None:
+            raise RootNotFoundError(
+                f"no znode {self.target.chroot} on {self.target.hosts_label}: the chroot in --zk does not exist"
+            )
 
     def _check_auth(self) -> None:
         # Digest credentials are only sent after the session exists; a refusal surfaces as AUTH_FAILED.
@@ -326,6 +676,8 @@ class ReadOnlySession:
 
         deadline = time.monotonic() + min(self.timeout, 2.0)
         while time.monotonic() < deadline:
+            if self._client is None:
+                return
             if self._client.client_state == KeeperState.AUTH_FAILED:
                 self.close()
                 raise ZookeeperError(f"ZooKeeper at {self.target} refused the credentials")
@@ -373,6 +725,7 @@ class ReadOnlySession:
             except NoAuthError:
                 raise NotAllowedError(f"not allowed to read {args[0]} (NoAuth)") from None
             except (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError) as exc:
+                self._raise_fatal()
                 if time.monotonic() >= deadline:
                     raise ZookeeperError(f"lost the ZooKeeper connection and could not resume: {exc!r}") from None
                 self._wait_connected(deadline)
@@ -399,10 +752,17 @@ class ReadOnlySession:
         from kazoo.protocol.states import KazooState
 
         while time.monotonic() < deadline:
+            self._raise_fatal()
             if self._client is not None and self._client.state == KazooState.CONNECTED:
                 return
             time.sleep(0.05)
-        raise ZookeeperError(f"lost the connection to ZooKeeper at {self.target} and could not reconnect")
+        self._raise_fatal()
+        raise ZookeeperError(f"lost the connection to ZooKeeper at {self.target.label} and could not reconnect")
+
+    def _raise_fatal(self) -> None:
+        """The error that ended the session in kazoo's thread (a refused reply, memory exhausted), if any."""
+        if self._guard is not None:
+            self._guard.raise_fatal()
 
     # the walk -----------------------------------------------------------------------------------------
 
@@ -438,6 +798,46 @@ class ReadOnlySession:
         client = self._require()
         return _Pipelined([client.get_async(p) if op == _GET else client.get_children_async(p) for op, p in ops])
 
+    def _exchange(
+        self, todo: deque[_Op], *, sizes: _BatchSizes, in_flight: int, multi: bool, stats: WalkStats
+    ) -> Iterator[tuple[list[_Op], list[Any]]]:
+        """Send ``todo``'s ops in batches (``sizes.take``), multiRead or pipelined single reads, with up to
+        ``in_flight`` batches outstanding; yield each batch's ops with their results (errors as values) as
+        they complete. The caller may add to ``todo`` between batches, as the walk does. A batch lost with
+        the connection is sent again once the session is back, so nothing is read twice or lost (its ops
+        may then come after later ones); a server that answers nothing for a while ends it."""
+        from kazoo.exceptions import ConnectionClosedError, ConnectionLoss, SessionExpiredError
+        from kazoo.handlers.threading import KazooTimeoutError
+
+        # A server that stops answering (overloaded, out of memory) must end the walk with a clear error,
+        # not keep it retrying: give up when no batch has completed for this long.
+        patience = max(self.timeout * 3, 5.0)
+        last_progress = time.monotonic()
+        submit = self._submit_multi if multi else self._submit_single
+        flying: deque[tuple[list[_Op], Any]] = deque()
+        lost = (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError)
+        while todo or flying:
+            while todo and len(flying) < in_flight:
+                ops = sizes.take(todo)
+                flying.append((ops, submit([(op, p) for op, p, _, _ in ops])))
+                stats.requests += 1
+            ops, pending = flying.popleft()
+            try:
+                results = pending.get(timeout=self.timeout)
+            except lost as exc:
+                self._raise_fatal()
+                stats.retries += 1
+                if time.monotonic() - last_progress > patience:
+                    raise ZookeeperError(
+                        f"ZooKeeper at {self.target.label} stopped answering: no reply for {patience:g}s ({exc!r})"
+                    ) from None
+                log.warning("connection lost during the walk (%r); resuming", exc)
+                self._wait_connected(time.monotonic() + self.timeout)
+                todo.extendleft(reversed(ops))
+                continue
+            last_progress = time.monotonic()
+            yield ops, results
+
     def walk(
         self,
         path: str = "/",
@@ -453,49 +853,15 @@ class ReadOnlySession:
         Children are only asked for where ``numChildren > 0``; no watches are set; nothing is kept
         once yielded. A node deleted between list and get is counted in ``stats.vanished`` and skipped.
         """
-        from kazoo.exceptions import (
-            ConnectionClosedError,
-            ConnectionLoss,
-            NoAuthError,
-            NoNodeError,
-            SessionExpiredError,
-        )
-        from kazoo.handlers.threading import KazooTimeoutError
+        from kazoo.exceptions import NoAuthError, NoNodeError
 
         stats = stats if stats is not None else WalkStats()
         use_multi = self.supports_multiread() if multiread is None else multiread
-        # A server that stops answering (overloaded, out of memory) must end the walk with a clear error,
-        # not keep it retrying: give up when no batch has completed for this long.
-        patience = max(self.timeout * 3, 5.0)
-        last_progress = time.monotonic()
-        average_size = 256.0  # moving average of data sizes: keeps one response near _TARGET_RESPONSE
-        submit = self._submit_multi if use_multi else self._submit_single
+        sizes = _BatchSizes(self.max_reply, batch_size)
         start = _normalise(path)
-        todo: deque[tuple[int, str, int]] = deque([(_GET, start, 0)])
-        flying: deque[tuple[list[tuple[int, str, int]], Any]] = deque()
-        lost = (ConnectionLoss, ConnectionClosedError, SessionExpiredError, KazooTimeoutError)
-        while todo or flying:
-            while todo and len(flying) < in_flight:
-                adaptive = min(batch_size, max(8, int(_TARGET_RESPONSE // average_size)))
-                n = min(adaptive, len(todo))
-                ops = [todo.popleft() for _ in range(n)]
-                flying.append((ops, submit([(op, p) for op, p, _ in ops])))
-                stats.requests += 1
-            ops, pending = flying.popleft()
-            try:
-                results = pending.get(timeout=self.timeout)
-            except lost as exc:
-                stats.retries += 1
-                if time.monotonic() - last_progress > patience:
-                    raise ZookeeperError(
-                        f"ZooKeeper at {self.target} stopped answering: no reply for {patience:g}s ({exc!r})"
-                    ) from None
-                log.warning("connection lost during the walk (%r); resuming", exc)
-                self._wait_connected(time.monotonic() + self.timeout)
-                todo.extendleft(reversed(ops))
-                continue
-            last_progress = time.monotonic()
-            for (op, node_path, depth), result in zip(ops, results, strict=False):
+        todo: deque[_Op] = deque([(_GET, start, 0, 0)])
+        for ops, results in self._exchange(todo, sizes=sizes, in_flight=in_flight, multi=use_multi, stats=stats):
+            for (op, node_path, depth, _), result in zip(ops, results, strict=False):
                 if op == _GET:
                     if isinstance(result, NoNodeError):
                         if node_path == start:
@@ -510,18 +876,66 @@ class ReadOnlySession:
                     else:
                         data, stat = result
                         stat = stat if type(stat) is Stat else Stat._make(stat)
-                        average_size += (stat.dataLength + 64 - average_size) / 32
+                        size = stat.dataLength
+                        sizes.average += (size + 64 - sizes.average) / 32
+                        if size > sizes.largest:
+                            sizes.largest = size
                         stats.znodes += 1
                         yield RawNode(node_path, stat, data)
                         if stat.numChildren > 0 and (max_depth is None or depth < max_depth):
-                            todo.append((_CHILDREN, node_path, depth))
+                            todo.append((_CHILDREN, node_path, depth, stat.numChildren))
                 elif isinstance(result, list):
                     prefix = node_path if node_path.endswith("/") else node_path + "/"
-                    todo.extend((_GET, prefix + name, depth + 1) for name in sorted(result))
+                    todo.extend((_GET, prefix + name, depth + 1, 0) for name in sorted(result))
                 elif isinstance(result, NoNodeError):
                     pass  # deleted after we read it: its record is already out, its children are gone
                 elif isinstance(result, Exception):
                     log.warning("cannot list children of %s: %r", node_path, result)
+
+    def children_of(
+        self, paths: Iterable[str], *, batch_size: int = 128, in_flight: int = 16, stats: WalkStats | None = None
+    ) -> Iterator[tuple[str, list[str] | None]]:
+        """The child names of each of ``paths``, sorted (None for a path that is gone or may not be listed),
+        as the replies come: getChildren ops in the walk's batches, so listing a level of ten thousand
+        znodes costs about a hundred requests, not ten thousand round trips."""
+        todo: deque[_Op] = deque((_CHILDREN, _normalise(p), 0, 0) for p in paths)
+        if not todo:
+            return
+        stats = stats if stats is not None else WalkStats()
+        multi = self.supports_multiread()
+        sizes = _BatchSizes(self.max_reply, batch_size)
+        for ops, results in self._exchange(todo, sizes=sizes, in_flight=in_flight, multi=multi, stats=stats):
+            for (_, path, _, _), result in zip(ops, results, strict=False):
+                yield path, sorted(result) if isinstance(result, list) else None
+
+
+_Op = tuple[int, str, int, int]  # op code, path, depth, children a listing expects (its numChildren; 0 if unknown)
+
+
+class _BatchSizes:
+    """How many ops the next batch takes: near ``_TARGET_RESPONSE`` bytes of reply on the average size
+    met (for the server's sake), and never so many that the reply could pass the bound, were each znode
+    as large as ZooKeeper takes by default (``_ZNODE_CAP``) or as the largest met, and each expected child
+    name ``_NAME_CAP`` long. One reply can exceed the bound only if a single znode or listing does."""
+
+    def __init__(self, max_reply: int, batch_size: int) -> None:
+        self.budget = max(max_reply - _REPLY_SLACK, 0)
+        self.batch_size = batch_size
+        self.average = 256.0  # moving average of data sizes, updated by the walk
+        self.largest = _ZNODE_CAP  # the most one op's reply may take, raised by the walk as it meets more
+
+    def take(self, todo: deque[_Op]) -> list[_Op]:
+        largest = self.largest
+        n = min(
+            self.batch_size,
+            max(8, int(_TARGET_RESPONSE // self.average)),
+            max(1, self.budget // largest),
+            len(todo),
+        )
+        ops = [todo.popleft() for _ in range(n)]
+        while len(ops) > 1 and len(ops) * largest + sum(op[3] for op in ops) * _NAME_CAP > self.budget:
+            todo.appendleft(ops.pop())  # wide listings: fewer ops in this batch (a lone one goes as it is)
+        return ops
 
 
 class _Pipelined:
