@@ -6,8 +6,12 @@ The server log is attached to the report of every failing test.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
+import socket
+import struct
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -116,3 +120,45 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+class HugeReplyServer:
+    """A fake ZooKeeper that answers every connection's first request with a reply whose length prefix
+    claims ``claimed`` bytes, and nothing more. A fake, because no real server can be made to send such a
+    reply on demand: it stands for a broken or hostile endpoint (a port scanner's honeypot, a proxy gone
+    wrong) that makes a client allocate whatever four bytes claim."""
+
+    def __init__(self, claimed: int = 1_500_000_000) -> None:
+        self.claimed = claimed
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.connections: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections.append(conn)
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            conn.settimeout(5)
+            conn.recv(4096)  # the ConnectRequest
+            conn.sendall(struct.pack("!i", self.claimed) + bytes(16))
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.connections:
+            with contextlib.suppress(OSError):
+                conn.close()
+
+
+@pytest.fixture
+def huge_reply_server() -> Iterator[HugeReplyServer]:
+    server = HugeReplyServer()
+    yield server
+    server.close()

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from click.testing import CliRunner, Result
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
-from tests.conftest import Chroot, load_cluster
+from tests.conftest import Chroot, HugeReplyServer, load_cluster
 from tests.fixtures import SERVER_NODES, manifest
 from zkstorm.cli import cli
 from zkstorm.errors import ExitCode
@@ -334,3 +335,170 @@ def test_a_reader_that_goes_away_is_not_a_failure() -> None:
     errors = child.stderr.read()
     assert child.wait(timeout=60) == 0
     assert errors == b""
+
+
+# --- a hostile world: roots that are not there, servers that lie, names that do not resolve -------------
+
+KAFKA_VIEWS = [
+    ("kafka", "brokers"),
+    ("kafka", "topics"),
+    ("kafka", "topics", "--topic", "t"),
+    ("kafka", "partitions"),
+    ("kafka", "controller"),
+    ("kafka", "configs"),
+    ("kafka", "acls"),
+    ("kafka", "reassignments"),
+    ("kafka", "consumers"),
+    ("kafka", "health"),
+    ("kafka", "health", "-f", "prometheus"),
+    ("kafka", "partitions", "-f", "prometheus"),
+    ("kafka", "brokers", "-f", "prometheus"),
+]
+STORM_VIEWS = [
+    ("storm", "topologies"),
+    ("storm", "supervisors"),
+    ("storm", "workers"),
+    ("storm", "workers", "t"),
+    ("storm", "assignment", "t"),
+    ("storm", "components", "t"),
+    ("storm", "nimbus"),
+    ("errors", "t"),
+    ("storm", "topologies", "-f", "prometheus"),
+    ("storm", "supervisors", "-f", "prometheus"),
+    ("storm", "workers", "-f", "prometheus"),
+    ("storm", "components", "t", "-f", "prometheus"),
+]
+
+
+@pytest.mark.parametrize("view", KAFKA_VIEWS + STORM_VIEWS, ids=" ".join)
+def test_a_view_of_a_root_that_is_not_there_exits_4_in_one_line(zk_root: Chroot, view: tuple[str, ...]) -> None:
+    """A mistyped root is not an empty, healthy cluster: one line, exit 4, nothing on stdout (a Prometheus
+    scrape of it writes nothing, so a textfile collector keeps the last good file and its timestamp)."""
+    system = "kafka" if view[0] == "kafka" else "storm"
+    result = run("--zk", zk_root.zk, f"--{system}-root", "/nonexist", *view)
+    assert result.exit_code == ExitCode.NOT_FOUND, result.output
+    assert result.stdout == ""
+    name = "Kafka" if system == "kafka" else "Storm"
+    assert (
+        result.stderr == f"zkstorm: no {name} cluster at /nonexist: no such znode (zkstorm {system} roots lists them)\n"
+    )
+    # a root that exists but holds nothing of the system: the chroot itself
+    result = run("--zk", zk_root.zk, f"--{system}-root", "/", *view)
+    assert result.exit_code == ExitCode.NOT_FOUND and result.stdout == ""
+    holds = "it holds neither brokers/ids nor brokers/topics" if system == "kafka" else "it has no storms znode"
+    assert f"no {name} cluster at /: {holds}" in result.stderr and result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "prometheus"])
+def test_health_check_of_a_missing_root_is_unhealthy(zk_root: Chroot, fmt: str) -> None:
+    result = run("--zk", zk_root.zk, "--kafka-root", "/nonexist", "kafka", "health", "--check", "-f", fmt)
+    assert result.exit_code == ExitCode.UNHEALTHY
+    assert result.stdout == "" and result.stderr.startswith("zkstorm: no Kafka cluster at /nonexist")
+
+
+def test_a_missing_chroot_in_zk_is_one_line_without_kazoos_warning(zk_root: Chroot) -> None:
+    for args, code in (
+        (("kafka", "health"), ExitCode.NOT_FOUND),
+        (("tree", "/"), ExitCode.NOT_FOUND),
+        (("kafka", "health", "--check"), ExitCode.UNHEALTHY),
+    ):
+        result = _zkstorm("--zk", zk_root.zk + "/nonexist", *args)
+        assert result.returncode == code, args
+        assert result.stderr == (
+            f"zkstorm: no znode {zk_root.path}/nonexist on {zk_root.server.connect_string}: "
+            "the chroot in --zk does not exist\n"
+        )
+        assert result.stdout == ""
+
+
+def test_a_kafka_cluster_with_no_broker_registered_is_unhealthy(writer: KazooClient, zk_root: Chroot) -> None:
+    writer.ensure_path(f"{zk_root.path}/brokers/ids")
+    result = run("--zk", zk_root.zk, "kafka", "health", "--check", "-f", "json")
+    assert result.exit_code == ExitCode.UNHEALTHY
+    (finding,) = json.loads(result.stdout)
+    assert (finding["finding"], finding["level"]) == ("no_broker_registered", "error")
+    assert finding["detail"].startswith("no broker is registered under /brokers/ids")
+    assert "no_broker_registered" in run("--zk", zk_root.zk, "kafka", "health").stdout
+
+
+def _limited_run(
+    args: list[str], tmp_path: Path, *, memory: int, env: dict[str, str] | None = None
+) -> tuple[int, str, str, int]:
+    """The CLI in a child process whose address space is limited to ``memory`` bytes: its exit code,
+    stdout, stderr and peak RSS in bytes (``wait4``, this child's alone)."""
+    out, err = tmp_path / "out", tmp_path / "err"
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "zkstorm.cli", *args],
+            stdout=stdout,
+            stderr=stderr,
+            env={**os.environ, **ENV, **(env or {})},
+            preexec_fn=limit,
+        )
+        _, status, usage = os.wait4(child.pid, 0)
+    return os.waitstatus_to_exitcode(status), out.read_text(), err.read_text(), usage.ru_maxrss * 1024
+
+
+def test_a_reply_claiming_gigabytes_is_refused_in_one_line_with_bounded_memory(
+    huge_reply_server: HugeReplyServer, tmp_path: Path
+) -> None:
+    server = f"127.0.0.1:{huge_reply_server.port}"
+    code, out, err, peak = _limited_run(["--zk", server, "--timeout", "5", "tree", "/"], tmp_path, memory=1 << 30)
+    assert code == ExitCode.ZOOKEEPER
+    assert err == (
+        f"zkstorm: ZooKeeper at {server} sent a reply of 1,500,000,000 bytes, more than the 256 MiB zkstorm reads "
+        "(ZKSTORM_MAX_REPLY_BYTES): refused\n"
+    )
+    assert out == "" and peak < 256 << 20
+
+
+def test_running_out_of_memory_is_one_line(huge_reply_server: HugeReplyServer, tmp_path: Path) -> None:
+    """Past a raised bound, the allocation fails under the memory limit: one line, not a traceback."""
+    args = ["--zk", f"127.0.0.1:{huge_reply_server.port}", "--timeout", "5", "tree", "/"]
+    code, out, err, _ = _limited_run(args, tmp_path, memory=1 << 30, env={"ZKSTORM_MAX_REPLY_BYTES": "2G"})
+    assert code == ExitCode.ERROR
+    assert err == f"zkstorm: out of memory reading a reply of 1,500,000,000 bytes from ZooKeeper at {args[1]}\n"
+    assert out == ""
+
+
+def test_the_reply_bound_is_configurable(writer: KazooClient, zk_root: Chroot) -> None:
+    writer.create(f"{zk_root.path}/big", b"y" * 100_000)
+    result = run("--zk", zk_root.zk, "get", "/big", env={"ZKSTORM_MAX_REPLY_BYTES": "64K"})
+    assert result.exit_code == ExitCode.ZOOKEEPER
+    assert result.stderr.startswith(f"zkstorm: ZooKeeper at {zk_root.server.connect_string} sent a reply of 100,")
+    assert "more than the 65,536 bytes zkstorm reads" in result.stderr and result.stderr.count("\n") == 1
+    assert run("--zk", zk_root.zk, "get", "/big", env={"ZKSTORM_MAX_REPLY_BYTES": "1M"}).exit_code == 0
+    bad = run("--zk", zk_root.zk, "get", "/big", env={"ZKSTORM_MAX_REPLY_BYTES": "lots"})
+    assert bad.exit_code == ExitCode.USAGE and "ZKSTORM_MAX_REPLY_BYTES='lots'" in bad.stderr
+
+
+def test_the_timeout_bounds_host_lookups() -> None:
+    """100 names under .invalid (RFC 2606) with --timeout 2: this machine's resolver answers most at once
+    and now and then takes 5 s; whichever it does, the command ends within the timeout (and the time a
+    process takes to start), naming the hosts it could not resolve."""
+    zk = ",".join(f"zk{i}.invalid:2181" for i in range(100))
+    started = time.monotonic()
+    result = _zkstorm("--zk", zk, "--timeout", "2", "tree", "/")
+    assert time.monotonic() - started < 2 + 3
+    assert result.returncode == ExitCode.ZOOKEEPER and result.stdout == ""
+    assert result.stderr.startswith(
+        "zkstorm: cannot connect to ZooKeeper at zk0.invalid:2181,zk1.invalid:2181,zk2.invalid:2181,… (100 hosts): "
+        "cannot resolve hosts zk"
+    )
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_refused_connection_says_so_at_once() -> None:
+    port = _closed_port()
+    started = time.monotonic()
+    result = _zkstorm("--zk", f"127.0.0.1:{port}", "--timeout", "20", "tree", "/")
+    assert time.monotonic() - started < 10
+    assert result.returncode == ExitCode.ZOOKEEPER
+    assert (
+        result.stderr
+        == f"zkstorm: cannot connect to ZooKeeper at 127.0.0.1:{port}: connection refused by 127.0.0.1:{port}\n"
+    )

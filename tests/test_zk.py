@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import threading
 import time
+import warnings
+from collections.abc import Iterator
 
 import pytest
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
 
-from tests.conftest import SASL_PASSWORD, SASL_USER, Chroot, load_cluster
+from tests.conftest import SASL_PASSWORD, SASL_USER, Chroot, HugeReplyServer, load_cluster
 from tests.fixtures import SERVER_NODES, all_clusters, manifest
-from zkstorm.errors import NotFoundError, ZookeeperError
+from zkstorm.errors import NotFoundError, ReplyTooLargeError, RootNotFoundError, ZookeeperError
 from zkstorm.sources.live import Credentials, Denied, RawNode, ReadOnlySession, ReadOnlyViolation, WalkStats, ZkTarget
+from zkstorm.zkserver import four_letter_word
 
 
 def _walk(zk: str, path: str = "/", **kwargs: object) -> tuple[list[RawNode | Denied], WalkStats]:
@@ -278,3 +282,153 @@ def test_a_server_that_stops_answering_ends_the_walk_with_a_clear_error(
     finally:
         proxy.close()
     assert time.monotonic() - started < 30
+
+
+# --- a hostile world: refusals, names that do not resolve, servers that do not answer -------------------
+
+
+def test_an_ensemble_that_refuses_every_connection_is_told_at_once() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound but not listening: connections are refused
+        started = time.monotonic()
+        with pytest.raises(ZookeeperError, match=rf"^cannot connect .*: connection refused by 127\.0\.0\.1:{port}$"):
+            ReadOnlySession(f"127.0.0.1:{port}", timeout=10).connect()
+        assert time.monotonic() - started < 3  # not the whole --timeout
+
+
+# Host names glibc refuses to look up (a label may not begin with a hyphen): they fail at once, without a
+# query. Names under .invalid (RFC 2606) go to this machine's resolver, which now and then takes 5 s to
+# answer NXDOMAIN: they serve the test of the timeout bound below, not of an answer "at once".
+NOT_HOST_NAMES = [f"-zk{i}.invalid" for i in range(100)]
+
+
+def test_hosts_that_do_not_resolve_are_told_at_once() -> None:
+    started = time.monotonic()
+    zk = ",".join(f"{name}:2181" for name in NOT_HOST_NAMES)
+    with pytest.raises(ZookeeperError) as caught:
+        ReadOnlySession(zk, timeout=10).connect()
+    assert time.monotonic() - started < 3
+    message = str(caught.value)
+    assert message.startswith("cannot connect to ZooKeeper at -zk0.invalid:2181,-zk1.invalid:2181,")
+    assert (
+        "… (100 hosts)" in message
+        and "cannot resolve hosts -zk0.invalid, -zk1.invalid, -zk2.invalid and 97 more" in message
+    )
+    with pytest.raises(ZookeeperError, match=r"cannot resolve host -zk0\.invalid \("):
+        ReadOnlySession("-zk0.invalid:2181", timeout=10).connect()
+
+
+def test_refused_and_unresolvable_hosts_are_named_together() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(ZookeeperError) as caught:
+            ReadOnlySession(f"127.0.0.1:{port},-zk.invalid:2181", timeout=10).connect()
+        assert time.monotonic() - started < 3
+    assert f"connection refused by 127.0.0.1:{port}; cannot resolve host -zk.invalid" in str(caught.value)
+
+
+@contextlib.contextmanager
+def _full_backlog() -> Iterator[int]:
+    """A listening socket whose accept queue is full: the kernel drops further SYNs, so a connect waits
+    for its timeout, as it does for a host that has vanished from the network."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(3):
+        filler = socket.socket()
+        filler.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            filler.connect(("127.0.0.1", port))
+        fillers.append(filler)
+    time.sleep(0.2)
+    try:
+        yield port
+    finally:
+        for sock in [*fillers, listener]:
+            sock.close()
+
+
+@contextlib.contextmanager
+def _silent() -> Iterator[int]:
+    """A server that accepts connections and never answers the handshake."""
+    with socket.create_server(("127.0.0.1", 0), backlog=16) as listener:
+        yield listener.getsockname()[1]
+
+
+@pytest.mark.parametrize("blackhole", [_full_backlog, _silent], ids=["full-backlog", "silent"])
+def test_the_timeout_bounds_a_connection_to_a_server_that_never_answers(blackhole) -> None:  # type: ignore[no-untyped-def]
+    # kazoo waits its session timeout (at least 4 s) for a socket connect or a handshake reply, whatever
+    # --timeout says; the bound here is generous for a loaded machine and still below that.
+    with blackhole() as port:
+        started = time.monotonic()
+        with pytest.raises(ZookeeperError, match=rf"within 1s \(127\.0\.0\.1:{port}: no answer\)$"):
+            ReadOnlySession(f"127.0.0.1:{port}", timeout=1).connect()
+        assert time.monotonic() - started < 1 + 1.5
+
+
+def test_a_missing_chroot_is_not_found_without_kazoos_warning(zk_root: Chroot) -> None:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(RootNotFoundError, match=rf"^no znode {re.escape(zk_root.path)}/nope on .*chroot in --zk"):
+            ReadOnlySession(zk_root.zk + "/nope", timeout=10).connect()
+    assert [str(w.message) for w in seen] == []
+
+
+def test_a_reply_claiming_more_than_the_bound_is_refused_before_it_is_read(huge_reply_server: HugeReplyServer) -> None:
+    started = time.monotonic()
+    with pytest.raises(ReplyTooLargeError) as caught:
+        ReadOnlySession(f"127.0.0.1:{huge_reply_server.port}", timeout=10).connect()
+    assert time.monotonic() - started < 3
+    assert str(caught.value) == (
+        f"ZooKeeper at 127.0.0.1:{huge_reply_server.port} sent a reply of 1,500,000,000 bytes, more than the "
+        "256 MiB zkstorm reads (ZKSTORM_MAX_REPLY_BYTES): refused"
+    )
+
+
+def test_the_walk_keeps_its_batches_under_the_reply_bound(writer: KazooClient, zk_root: Chroot) -> None:
+    """Twelve znodes of 200 kB (2.4 MB) walk under a 512 KiB bound, a batch at a time; one znode of 600 kB
+    is refused with the server's name, and the session ends on it."""
+    for i in range(12):
+        writer.create(f"{zk_root.path}/blobs/b{i:02d}", bytes([i]) * 200_000, makepath=True)
+    writer.create(f"{zk_root.path}/big", b"y" * 600_000)
+    stats = WalkStats()
+    with ReadOnlySession(zk_root.zk, timeout=10, max_reply=512 << 10) as session:
+        sizes = {i.path: len(i.data or b"") for i in session.walk("/blobs", stats=stats) if isinstance(i, RawNode)}
+        assert sizes == {"/blobs": 0} | {f"/blobs/b{i:02d}": 200_000 for i in range(12)}
+        assert stats.retries == 0
+        with pytest.raises(ReplyTooLargeError, match=r"^ZooKeeper at 127\.0\.0\.1:\d+ sent a reply of 600,\d{3} bytes"):
+            session.get("/big")
+
+
+def _received(port: int) -> int:
+    """Packets the server has received from every client (``srvr``)."""
+    found = re.search(r"^Received: (\d+)$", four_letter_word(port, "srvr"), re.MULTILINE)
+    assert found
+    return int(found[1])
+
+
+def test_root_discovery_reads_a_wide_level_in_batches(zk_server, writer: KazooClient, zk_root: Chroot) -> None:  # type: ignore[no-untyped-def]
+    """3,000 children of one znode, a Kafka chroot three levels down under one of them and a Storm root
+    under another: both are found, with a few dozen requests (one per znode would be 3,000)."""
+    import zkstorm
+
+    wide = f"{zk_root.path}/tenants"
+    transaction = writer.transaction()
+    transaction.create(wide)
+    for i in range(3000):
+        transaction.create(f"{wide}/t{i:04d}")
+    assert not [r for r in transaction.commit() if isinstance(r, Exception)]
+    writer.ensure_path(f"{wide}/t1234/kafka/brokers/ids")
+    writer.ensure_path(f"{wide}/t2345/storms")
+    writer.ensure_path(f"{wide}/t2345/assignments")
+    before = _received(zk_server.port)
+    with zkstorm.connect(zk_root.zk) as cluster:
+        roots = cluster.discovered_roots
+    used = _received(zk_server.port) - before
+    assert roots.kafka == ("/tenants/t1234/kafka",) and roots.storm == ("/tenants/t2345",)
+    assert used < 200, used

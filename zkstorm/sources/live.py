@@ -227,8 +227,13 @@ def resolve_hosts(hosts: Sequence[tuple[str, int]], deadline: float) -> tuple[li
             outcome[i] = _lookup(host, port)
             changed.set()
 
-    for _ in range(min(len(hosts), _RESOLVERS)):
-        threading.Thread(target=lookups, name="zkstorm-resolve", daemon=True).start()
+    for started in range(min(len(hosts), _RESOLVERS)):
+        try:
+            threading.Thread(target=lookups, name="zkstorm-resolve", daemon=True).start()
+        except RuntimeError:  # no thread to be had (a memory limit counts their stacks): look up here
+            if not started:
+                lookups()
+            break
     first_found: float | None = None
     while True:
         now = time.monotonic()
@@ -274,6 +279,7 @@ class _Guard:
         self.failures: dict[Endpoint, tuple[str, bool]] = {}  # what went wrong, and whether it is final
         self.fatal: ZkstormError | None = None
         self.server = ""
+        self.attempting: Endpoint | None = None  # the endpoint the connection thread is trying now
 
     def clamp(self, timeout: float | None) -> float | None:
         """``timeout``, cut to what is left of the connect deadline while the session is being made."""
@@ -306,7 +312,9 @@ class _Guard:
             self.fatal = OutOfMemoryError(f"out of memory {what} from ZooKeeper at {self.server}")
 
     def crashed(self, exc: Exception) -> None:
-        if self.fatal is None:
+        if isinstance(exc, MemoryError):
+            self.out_of_memory("decoding a reply")
+        elif self.fatal is None:
             self.fatal = ZookeeperError(f"the connection to ZooKeeper at {self.server} failed: {exc!r}")
 
     def raise_fatal(self) -> None:
@@ -328,7 +336,14 @@ class _Guard:
 
     def _reasons(self) -> list[str]:
         by_reason: dict[str, list[str]] = {}
-        for (host, _, port), (reason, _) in self.failures.items():
+        failures = dict(self.failures)
+        if self.attempting is not None and self.attempting not in failures:
+            failures[self.attempting] = ("no answer", False)  # still waiting for it at the deadline
+        for endpoint in self.endpoints:
+            if endpoint not in failures:
+                continue
+            host, _, port = endpoint
+            reason = failures[endpoint][0]
             named = by_reason.setdefault(reason, [])
             if _host_port(host, port) not in named:
                 named.append(_host_port(host, port))
@@ -497,11 +512,14 @@ def _read_only_client_class() -> type:
 
         def _connect(self, host: str, hostip: str, port: int) -> Any:
             self.guard.server = _host_port(host, port)
+            self.guard.attempting = (host, hostip, port)
             try:
                 return super()._connect(host, hostip, port)
             except Exception as exc:
                 self.guard.failed((host, hostip, port), exc)
                 raise
+            finally:
+                self.guard.attempting = None
 
         def _read(self, length: int, timeout: float) -> bytes:
             if not 0 <= length <= self.guard.max_reply:
