@@ -22,17 +22,19 @@ def connect(
     tls: Any = None,
     show_secrets: bool = False,
     decode_helper: bool = False,
+    max_reply: int | None = None,
 ) -> Cluster:
     """A ``Cluster`` on a live ensemble (``host:port[,host:port…][/chroot]``), read-only by construction.
 
     ``credentials`` is a ``zkstorm.sources.live.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
     ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.sources.live.TlsOptions``. Use it as a
     context manager, or call ``open()`` and ``close()``. ``decode_helper`` lets walks decode Java-serialized
-    payloads in a helper process, on a second core (``zkstorm.helper``; the CLI's default).
+    payloads in a helper process, on a second core (``zkstorm.helper``; the CLI's default). ``max_reply`` is
+    the largest reply read from a server in bytes (default ``ZKSTORM_MAX_REPLY_BYTES``, else 256 MiB).
     """
     from ..sources.live import ReadOnlySession
 
-    session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls)
+    session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls, max_reply=max_reply)
     return Cluster(
         session, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
     )

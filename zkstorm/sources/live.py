@@ -9,6 +9,11 @@ The walker batches its reads into ZooKeeper's ``multiRead`` request (3.6+): one 
 pipelining this removes the per-request wake-up of kazoo's I/O thread and most per-request server work
 (see STYLE.md, "Where a kazoo walk spends its time"). Servers without ``multiRead`` get the same walk
 with one pipelined request per op.
+
+The session is bounded against a hostile world: ``--timeout`` covers the whole connection attempt (host
+lookups in parallel, socket connects and the handshake cut at the deadline), an ensemble that refuses
+every connection is told at once, and a reply longer than ``ZKSTORM_MAX_REPLY_BYTES`` is refused from its
+length prefix, before kazoo would allocate it.
 """
 
 from __future__ import annotations
@@ -210,10 +215,10 @@ def resolve_hosts(hosts: Sequence[tuple[str, int]], deadline: float) -> tuple[li
     the order of ``hosts``, and why each host without one has none (the resolver's error, or no answer).
 
     kazoo looks the hosts up one after the other in its connection thread, without a deadline, on every
-    round of its connection loop: 100 hosts that do not resolve took 15 s under ``--timeout 2`` (this
-    machine's resolver drops a query now and then, which costs 5 s). Here each lookup runs in a daemon
-    thread, so one that hangs is left behind at the deadline; once some host has an address, the rest
-    get ``_RESOLVE_GRACE`` more."""
+    round of its connection loop: 100 hosts that do not resolve took 15 s under ``--timeout 2`` with a
+    resolver that drops a query now and then (glibc asks again after 5 s). Here each lookup runs in a
+    daemon thread, so one that hangs is left behind at the deadline; once some host has an address, the
+    rest get ``_RESOLVE_GRACE`` more."""
     outcome: dict[int, list[Endpoint] | str] = {}
     work = deque(enumerate(hosts))
     changed = threading.Event()
