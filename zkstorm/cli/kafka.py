@@ -199,7 +199,11 @@ def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
 
 
 @kafka.command("health")
-@click.option("--check", is_flag=True, help="Exit 6 when any finding is at error level (Nagios-style).")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Exit 6 when any finding is at error level, or there is no Kafka cluster at the root (Nagios-style).",
+)
 @click.option(
     "--detail",
     is_flag=True,
