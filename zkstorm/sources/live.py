@@ -293,8 +293,13 @@ class _Guard:
         return max(0.001, min(timeout, self.deadline - time.monotonic()))
 
     def failed(self, endpoint: Endpoint, exc: BaseException) -> None:
+        """Note why ``endpoint`` could not be connected to, and whether trying again could change it."""
+        import ssl
+
         cause = exc.__context__ if exc.__context__ is not None else exc
-        if isinstance(cause, ConnectionRefusedError):
+        if isinstance(cause, ssl.SSLCertVerificationError):  # its certificate will not verify on a second try
+            self.failures[endpoint] = (f"TLS certificate not accepted ({cause.verify_message})", True)
+        elif isinstance(cause, ConnectionRefusedError):
             self.failures[endpoint] = ("connection refused", True)
         elif isinstance(cause, OSError) and cause.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
             self.failures[endpoint] = (f"unreachable ({cause.strerror})", True)
