@@ -217,7 +217,7 @@ def _setup_logging(verbose: int) -> None:
     type=click.FloatRange(0.1, 3600),
     default=10.0,
     show_default=True,
-    help="Seconds to connect, and to wait for any answer.",
+    help="Seconds for the whole connection attempt (host lookups included), then to wait for any answer.",
 )
 @click.option(
     "--auth",
