@@ -194,6 +194,7 @@ def test_vv_output_of_every_command_holds_no_secret(writer: KazooClient, zk_root
             assert result.returncode == expected_code, (argv, output[-3000:])
             if command not in (("history",),):  # the ones that read ZooKeeper: kazoo's log is there to be read
                 assert "Sending request" in output and "Received response" in output, argv
+                assert "(path='/" in output and "<_Said>" not in output, argv  # told by type and path
             assert leaks(output) == [], (argv, [line for line in output.splitlines() if leaks(line)][:5])
     # the digest credentials were used: the ACL'd node reads
     locked = subprocess.run(
@@ -292,7 +293,7 @@ def test_kazoo_log_records_carry_no_payload() -> None:
 
     from kazoo.protocol.serialization import Auth, GetData
 
-    from zkstorm.redact import kazoo_logger
+    from zkstorm.redact import PayloadFilter, kazoo_logger
 
     logger = kazoo_logger()
     seen: list[str] = []
@@ -302,6 +303,7 @@ def test_kazoo_log_records_carry_no_payload() -> None:
             seen.append(record.getMessage())
 
     handler = Keep()
+    handler.addFilter(PayloadFilter())  # as the CLI's handler has it: records pass the filter twice
     logger.addHandler(handler)
     old_level = logger.level
     logger.setLevel(logging.DEBUG)

@@ -36,6 +36,7 @@ TOPOLOGY = "payments-7-1790000000"
 HOST = f"b1{CLEAR}.example.org"
 CONFIG_VALUE = f"lz4{OSC52}{C1_CSI}"
 NODE = f"inv{RLO}oice\u2066"
+TOPIC = f"ord{RLO}ers"
 TEXT_VALUE = f"hello {TITLE}\x07 world"
 # JSON escapes C0 controls itself; C1 and bidi controls it leaves as they are
 JSON_VALUE = {"note": f"ship{C1_CSI} to {RLO}dlrow"}
@@ -54,6 +55,11 @@ def seed(writer: KazooClient, chroot: str) -> None:
     config = {"version": 1, "config": {"compression.type": CONFIG_VALUE}}
     writer.create(f"{chroot}/config/topics/orders", kafka_json(config), makepath=True)
     writer.create(f"{chroot}/notes/{NODE}", TEXT_VALUE.encode(), makepath=True)
+    writer.create(
+        f"{chroot}/brokers/topics/{TOPIC}", kafka_json({"version": 1, "partitions": {"0": [1]}}), makepath=True
+    )
+    offline = {"controller_epoch": 1, "leader": -1, "version": 1, "leader_epoch": 0, "isr": [1]}
+    writer.create(f"{chroot}/brokers/topics/{TOPIC}/partitions/0/state", kafka_json(offline), makepath=True)
     writer.create(f"{chroot}/notes/json", json.dumps(JSON_VALUE, ensure_ascii=False).encode(), makepath=True)
 
 
@@ -79,6 +85,8 @@ def test_tables_and_trees_show_control_characters_as_escapes(writer: KazooClient
         ("get", f"/storm/errors/{TOPOLOGY}/split/e0000000001"): (r"\x1b[2J",),
         ("tree", "/"): (r"inv\u202eoice\u2066", r"pay\x1b]0;owned\x07ments"),
         ("storm", "components", TOPOLOGY): (),
+        ("kafka", "health", "--detail"): (r"ord\u202eers",),
+        ("kafka", "partitions"): (r"ord\u202eers",),
     }
     for args, escapes in cases.items():
         result = run(*zk, *args, env=wide)
@@ -207,3 +215,16 @@ def test_a_deep_tree_in_a_narrow_terminal_keeps_every_level(writer: KazooClient,
         assert all(len(line) <= int(columns) for line in lines), result.stdout
     deep = [line for line in run("--zk", zk_root.zk, "tree", "/", env={"COLUMNS": "40"}).stdout.splitlines()]
     assert any(line.startswith("…") and "level15" in line for line in deep)
+
+
+def test_watch_lines_show_control_characters_as_escapes() -> None:
+    from zkstorm.records import WatchChange
+    from zkstorm.render import watch_line
+
+    change = WatchChange(
+        round=2, at=datetime(2026, 1, 2, tzinfo=timezone.utc), change="changed", subject=f"offline_partition {TOPIC}-0",
+        level="error", detail=f"leader on {HOST}", was=f"leader {OSC52}",
+    )  # fmt: skip
+    out = io.StringIO()
+    Console(file=out, width=200, color_system=None).print(watch_line(change))
+    assert_shown_safely(out.getvalue(), r"ord\u202eers-0", r"b1\x1b[2J.example.org", r"(was leader \x1b]52;c;")

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 import orjson
 
+from .render import visible  # rich-free: rich is imported only where a renderable is built
 from .schema import columns, kind_name, to_jsonable
 
 MACHINE_FORMATS = ("json", "jsonl", "csv")
@@ -203,8 +204,6 @@ def csv_cell(value: Any) -> Any:
         value = " ".join(str(v) for v in value)
     if not isinstance(value, str):
         return value
-    from .render import visible
-
     text = visible(value, multiline=True)
     if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
         return "'" + text

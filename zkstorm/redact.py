@@ -91,7 +91,7 @@ def describe(value: Any, *, top: bool = True) -> Any:
     """``value`` as a kazoo log line may show it: numbers, states and (at the top level) plain strings
     such as hosts as they are; bytes by their size; a request or reply tuple by its type, path and the
     description of its other fields; strings inside one, and anything unknown, as ``<hidden>``."""
-    if value is None or isinstance(value, (bool, int, float)):
+    if value is None or isinstance(value, (bool, int, float, _Said)):  # _Said: described already
         return value
     if isinstance(value, str):
         return value if top else _Said(HIDDEN)
@@ -110,13 +110,16 @@ def describe(value: Any, *, top: bool = True) -> Any:
         )
         return _Said(f"{type(value).__name__}({shown})")
     if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, str) for v in value):  # a getChildren reply
+            return _Said(f"[{len(value)} names]")
         if len(value) > 4:
             return _Said(f"[{len(value)} items]")
         inner = ", ".join(repr(describe(v, top=False)) for v in value)
         return _Said(f"[{inner}]" if isinstance(value, list) else f"({inner})")
     ops = getattr(value, "ops", None)
     if getattr(value, "type", None) is not None and isinstance(ops, list):  # our MultiRead request
-        return _Said(f"{type(value).__name__}({len(ops)} ops)")
+        first = f", the first on {ops[0][1]!r}" if ops and isinstance(ops[0][1], str) else ""
+        return _Said(f"{type(value).__name__}({len(ops)} ops{first})")
     return _Said(f"<{type(value).__name__}>")
 
 
