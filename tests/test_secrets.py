@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import click
@@ -179,23 +180,29 @@ def test_vv_output_of_every_command_holds_no_secret(writer: KazooClient, zk_root
         "ZKSTORM_PASSWORD": PASSWORD,
     }
     snapshots = str(tmp_path / "snapshots")
-    for command, variants in RUNS.items():
-        for args in variants:
-            argv = [snapshots if a == SNAPSHOTS else a for a in args]
-            result = subprocess.run(
-                [sys.executable, "-m", "zkstorm.cli", "-vv", *argv],
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=600,
-            )
-            output = result.stdout + result.stderr
-            expected_code = 4 if argv[1:2] == ["no-such-topology"] else 0
-            assert result.returncode == expected_code, (argv, output[-3000:])
-            if command not in (("history",),):  # the ones that read ZooKeeper: kazoo's log is there to be read
-                assert "Sending request" in output and "Received response" in output, argv
-                assert "(path='/" in output and "<_Said>" not in output, argv  # told by type and path
-            assert leaks(output) == [], (argv, [line for line in output.splitlines() if leaks(line)][:5])
+
+    def verbose(command: tuple[str, ...], args: list[str]) -> None:
+        argv = [snapshots if a == SNAPSHOTS else a for a in args]
+        result = subprocess.run(
+            [sys.executable, "-m", "zkstorm.cli", "-vv", *argv], capture_output=True, text=True, env=env, timeout=600
+        )
+        output = result.stdout + result.stderr
+        expected_code = 4 if argv[1:2] == ["no-such-topology"] else 0
+        assert result.returncode == expected_code, (argv, output[-3000:])
+        if command != ("history",):  # the ones that read ZooKeeper: kazoo's log is there to be read
+            assert "Sending request" in output and "Received response" in output, argv
+            assert "(path='/" in output and "<_Said>" not in output, argv  # told by type and path
+        assert leaks(output) == [], (argv, [line for line in output.splitlines() if leaks(line)][:5])
+
+    # the reads side by side (they wait on ZooKeeper and on imports); then the snapshot and its readers
+    ordered = [("snapshot",), ("diff",), ("history",)]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        runs = [pool.submit(verbose, c, args) for c, variants in RUNS.items() if c not in ordered for args in variants]
+        for run_ in runs:
+            run_.result()
+    for command in ordered:
+        for args in RUNS[command]:
+            verbose(command, args)
     # the digest credentials were used: the ACL'd node reads
     locked = subprocess.run(
         [sys.executable, "-m", "zkstorm.cli", "get", "/locked", "--json"], capture_output=True, text=True, env=env

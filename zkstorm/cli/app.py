@@ -228,6 +228,9 @@ def _setup_logging(verbose: int) -> None:
     logging.basicConfig(level=level, handlers=[handler])
     # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.
     logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose >= 2 else logging.CRITICAL)
+    # py4j's DEBUG is every call between Python and Spark's JVM (tens of thousands of lines for one history
+    # run): plumbing, not what -vv is for
+    logging.getLogger("py4j").setLevel(max(level, logging.INFO))
 
 
 @click.group(cls=ZkstormGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
