@@ -48,6 +48,7 @@ from .records import (
     Unreadable,
     Znode,
 )
+from .redact import exception_text
 from .sources.base import Denied, RawNode, Source, WalkStats
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,22 @@ def decode_node(
     show_secrets: bool = False,
     detail: bool = False,
 ) -> tuple[Znode, list[Any]]:
-    """The znode record of ``raw`` and whatever its registered decoder makes of the bytes.
+    """The znode record of ``raw`` and whatever its registered decoder makes of the bytes (``decode_one``
+    without the redaction flag: what a walk needs)."""
+    znode, records, _ = decode_one(raw, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
+    return znode, records
+
+
+def decode_one(
+    raw: RawNode,
+    *,
+    roots: Roots = DEFAULT_ROOTS,
+    registry: Registry = REGISTRY,
+    show_secrets: bool = False,
+    detail: bool = False,
+) -> tuple[Znode, list[Any], bool]:
+    """The znode record of ``raw``, whatever its registered decoder makes of the bytes, and whether the
+    decoder redacted a secret in them (``DecodeContext.redacted``).
 
     A decoder that raises ``DecodeError`` yields one ``DecodeFailure`` instead; any other exception in a
     decoder or its summary (a decoder bug) yields one too, typed ``decoder_error``: nothing escapes.
@@ -105,7 +121,7 @@ def decode_node(
     """
     found = registry.lookup(raw.path, roots)
     if found is None:
-        return to_znode(raw, detect_encoding(raw.data)), []
+        return to_znode(raw, detect_encoding(raw.data)), [], False
     decoder, root, rel = found
     context = DecodeContext(raw.path, root, rel, raw.stat, show_secrets, detail)
     try:
@@ -125,11 +141,13 @@ def decode_node(
             if warnings:
                 records = [*records, *_placeholder(decoder, context, warnings[0])]
     except DecodeError as exc:
-        return _failed(raw, decoder, context, exc.failure_type, exc.reason)
+        return (*_failed(raw, decoder, context, exc.failure_type, exc.reason), context.redacted)
     except Exception as exc:  # a decoder's own bug: a typed failure with the path, and the walk goes on
         log.debug("decoder %s failed on %s", decoder.kind, raw.path, exc_info=True)
-        return _failed(raw, decoder, context, FailureType.DECODER_ERROR, f"{type(exc).__name__}: {exc}")
-    return to_znode(raw, context.encoding or detect_encoding(raw.data), summary, "decoded"), records
+        # the reason without the values the message quotes: the decoder may have choked on a secret
+        reason = exception_text(exc)
+        return (*_failed(raw, decoder, context, FailureType.DECODER_ERROR, reason), context.redacted)
+    return to_znode(raw, context.encoding or detect_encoding(raw.data), summary, "decoded"), records, context.redacted
 
 
 def _failed(

@@ -3,7 +3,8 @@
 Machine formats stream: a walk of a million znodes is written as it is read. Every JSON object starts
 with ``kind`` (``znode``, ``unreadable``, ``decode_failure``, …) so a mixed stream stays parseable.
 CSV carries one record type (the command's ``primary``); records of other kinds are handed back so the
-caller can report them on stderr; nothing is silently dropped.
+caller can report them on stderr; nothing is silently dropped. CSV is what spreadsheets open, so a text
+cell is written as data, never as a formula or terminal control (``csv_cell``).
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any, TextIO
 
 import orjson
 
+from .render import visible  # rich-free: rich is imported only where a renderable is built
 from .schema import columns, kind_name, to_jsonable
 
 MACHINE_FORMATS = ("json", "jsonl", "csv")
@@ -131,7 +134,7 @@ def emit(
                 others.append(record)
                 continue
             row = to_jsonable(record)
-            writer.writerow(["" if row[n] is None else _csv_value(row[n]) for n in names])
+            writer.writerow(["" if row[n] is None else csv_cell(row[n]) for n in names])
         if not header_written:
             writer.writerow(names)
     elif fmt == "table":
@@ -182,12 +185,29 @@ def _write_json(records: Iterable[Any], fmt: str, out: TextIO) -> None:
         flush()
 
 
-def _csv_value(value: Any) -> Any:
-    if isinstance(value, list):
-        return " ".join(str(v) for v in value)
+# OWASP's "CSV Injection": a spreadsheet reads a cell that starts with one of these as a formula
+# (=HYPERLINK(…) opens a link, =cmd|… ran commands in old Excel); a leading tab or CR can hide one.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def csv_cell(value: Any) -> Any:
+    """One CSV cell. Numbers as they are (a ``-1`` stays a number); lists joined by spaces; text with its
+    control characters shown as escapes (``render.visible``, newlines and tabs kept: a Storm trace stays
+    one multi-line cell) and, when it would start a formula, a single quote ahead of it, as OWASP
+    recommends. A text that is a plain number (a Kafka config's ``-1``) is no formula and stays as it is."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return value
+    if isinstance(value, list):
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            return " ".join(str(v) for v in value)
+        value = " ".join(str(v) for v in value)
+    if not isinstance(value, str):
+        return value
+    text = visible(value, multiline=True)
+    if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def emit_flat(header: Sequence[str], rows: Iterable[dict[str, Any]], out: TextIO) -> None:
@@ -195,4 +215,4 @@ def emit_flat(header: Sequence[str], rows: Iterable[dict[str, Any]], out: TextIO
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for row in rows:
-        writer.writerow(["" if row.get(n) is None else _csv_value(row[n]) for n in header])
+        writer.writerow(["" if row.get(n) is None else csv_cell(row[n]) for n in header])

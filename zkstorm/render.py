@@ -2,20 +2,50 @@
 
 Every value from ZooKeeper (ids, hosts, paths, error text, config values) enters rich as ``Text``, never
 as a ``str``: rich reads ``[...]`` in a string as markup, and a component named ``enrich [geo]`` must
-print as itself. ``_cell`` and ``_plain`` are the only ways values get in.
+print as itself. ``_cell``, ``_plain`` and ``_lines`` are the only ways values get in, and each passes
+them through ``visible``: text from ZooKeeper is data, never terminal control. ``visible`` is also what
+every other writer to a terminal or a spreadsheet uses (stderr warnings, log lines, CSV cells), so it
+needs no rich: rich is imported where a renderable is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
-
-from rich.table import Table
-from rich.text import Text
-from rich.tree import Tree
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .records import Znode
 from .schema import columns, to_jsonable
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+    from rich.table import Table
+    from rich.text import Text
+
+# What a terminal would act on instead of showing: C0 controls (ESC starts the sequences that write the
+# clipboard, retitle the window or clear the screen; BEL, backspace and CR rewrite what is shown), DEL,
+# C1 controls (0x9b is a one-byte CSI on some terminals), Unicode's Bidi_Control characters (they reorder
+# the text around them: "Trojan Source") and the line and paragraph separators that Python splits lines
+# on. Each is shown as the escape Python would write for it: \x1b, \x07, \r, \u202e.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# The same, where a value is legitimately shown on several lines (a Storm error's trace, a znode's text):
+# newlines and tabs stay.
+_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    return _SHORT_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def visible(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every control character shown as its escape (``\\x1b``, ``\\r``, ``\\u202e``) instead of
+    acting on the terminal; ``multiline`` keeps newlines (a CRLF as one) and tabs."""
+    if multiline:
+        return _UNSAFE_IN_LINES.sub(_escape, text.replace("\r\n", "\n"))
+    return _UNSAFE.sub(_escape, text)
 
 
 def human_size(n: int) -> str:
@@ -30,7 +60,9 @@ def human_size(n: int) -> str:
 
 
 def znode_label(znode: Znode, name: str) -> Text:
-    label = Text(name, style="bold" if znode.num_children else "")
+    from rich.text import Text
+
+    label = Text(visible(name), style="bold" if znode.num_children else "")
     if znode.num_children:
         label.append(f"  ({znode.num_children})", style="cyan")
     if znode.data_length and znode.encoding != "dir-marker":
@@ -38,57 +70,133 @@ def znode_label(znode: Znode, name: str) -> Text:
     if znode.ephemeral:
         label.append("  ephemeral", style="magenta")
     if znode.summary:
-        label.append(f"  {znode.summary}", style="green")
+        label.append(f"  {visible(znode.summary)}", style="green")
     elif znode.encoding not in ("empty", "dir-marker"):
         label.append(f"  {znode.encoding}", style="yellow")
     return label
 
 
-def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> Tree | None:
+def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> ZnodeTree | None:
     """A tree of the walked znodes, children in name order; unreadable nodes shown in red."""
+    from rich.text import Text
+
     by_path: dict[str, Any] = {z.path: z for z in znodes}
     for item in unreadable:
         by_path.setdefault(item.path, item)
     if not by_path:
         return None
     top = min(by_path, key=lambda p: (p.count("/") if p != "/" else 0, p))
-    nodes: dict[str, Tree] = {}
+    nodes: dict[str, ZnodeTree] = {}
     for path in sorted(by_path, key=lambda p: p.split("/")):
         item = by_path[path]
-        name = path if path == top else path.rsplit("/", 1)[1]
+        parent_path = _present_ancestor(path, nodes) if path != top else None
+        # a node's name under its parent; the path below the nearest node shown, should one be missing
+        name = path if parent_path is None else path[len(parent_path) :].lstrip("/")
         label = (
             znode_label(item, name)
             if isinstance(item, Znode)
-            else Text(f"{name}  unreadable: {item.reason}", style="red")
+            else Text(f"{visible(name)}  unreadable: {visible(item.reason)}", style="red")
         )
-        parent_path = path.rsplit("/", 1)[0] or "/"
-        parent = nodes.get(parent_path) if path != top else None
-        nodes[path] = parent.add(label) if parent is not None else Tree(label)
+        node = nodes[path] = ZnodeTree(label)
+        if parent_path is not None:
+            nodes[parent_path].children.append(node)
     return nodes[top]
 
 
+def _present_ancestor(path: str, nodes: dict[str, Any]) -> str | None:
+    parent = path
+    while parent not in ("", "/"):
+        parent = parent.rsplit("/", 1)[0] or "/"
+        if parent in nodes:
+            return parent
+    return None
+
+
+class ZnodeTree:
+    """A tree drawn as rich's ``Tree`` draws one (the same guides, labels folded in the width left), except
+    that a level never disappears: where the guides of a deep node would leave its label less than
+    ``MIN_LABEL`` cells, the outer guides give way to a ``…N`` marker (N levels not drawn), so every node
+    keeps its line and its label. (rich gives such a label no width at all, and drops it.)"""
+
+    MIN_LABEL = 24
+    GUIDES = ("    ", "│   ", "├── ", "└── ")  # space, continue, fork, end: rich's TREE_GUIDES
+    ASCII_GUIDES = ("    ", "|   ", "+-- ", "`-- ")
+
+    def __init__(self, label: Text) -> None:
+        self.label = label
+        self.children: list[ZnodeTree] = []
+
+    def walk(self) -> Iterator[tuple[ZnodeTree, tuple[bool, ...]]]:
+        """Every node depth-first with, per level above it, whether that ancestor was a last child."""
+        stack: list[tuple[ZnodeTree, tuple[bool, ...]]] = [(self, ())]
+        while stack:
+            node, lasts = stack.pop()
+            yield node, lasts
+            count = len(node.children)
+            stack.extend((child, (*lasts, i == count - 1)) for i, child in reversed(list(enumerate(node.children))))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
+        space, cont, fork, end = self.ASCII_GUIDES if options.ascii_only else self.GUIDES
+        style = console.get_style("tree.line", default="")
+        width = options.max_width
+        fits = max(2, (width - self.MIN_LABEL) // 4)  # guide columns that leave the label its room
+        for node, lasts in self.walk():
+            first_guides = [space if last else cont for last in lasts[:-1]] + (
+                [end if lasts[-1] else fork] if lasts else []
+            )
+            rest_guides = [space if last else cont for last in lasts]
+            if len(lasts) > fits:
+                hidden = len(lasts) - (fits - 1)
+                marker = (f"…{hidden}" if not options.ascii_only else f">{hidden}").ljust(4)
+                first_guides = [marker, *first_guides[-(fits - 1) :]]
+                rest_guides = [marker, *rest_guides[-(fits - 1) :]]
+            prefix_width = sum(len(g) for g in first_guides)
+            lines = console.render_lines(
+                node.label, options.update(width=max(1, width - prefix_width), height=None), pad=False
+            )
+            for i, line in enumerate(lines):
+                guides = first_guides if i == 0 else rest_guides
+                if guides:
+                    yield Segment("".join(guides), style)
+                yield from line
+                yield Segment.line()
+
+
 def _cell(value: Any) -> Text:
+    from rich.text import Text
+
     return Text(_cell_text(value))
 
 
 def _plain(text: str | None) -> Text | None:
-    """A title or caption that may hold ZooKeeper values, as literal text."""
-    return None if text is None else Text(text)
+    """A title or caption that may hold ZooKeeper values, as literal text on one line."""
+    from rich.text import Text
+
+    return None if text is None else Text(visible(text))
+
+
+def _lines(text: str, **options: Any) -> Text:
+    """A value shown on as many lines as it has (a Storm error's trace, a znode's text), as literal text."""
+    from rich.text import Text
+
+    return Text(visible(text, multiline=True), **options)
 
 
 def _cell_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str) and value.endswith("Z") and "T" in value[:11]:
-        return value.replace("T", " ")  # ISO-8601 UTC from to_jsonable, easier on the eye
+        return visible(value.replace("T", " "))  # ISO-8601 UTC from to_jsonable, easier on the eye
     if isinstance(value, list):
-        return ",".join(str(v) for v in value)
+        return visible(",".join(str(v) for v in value))
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         # three decimals, as Storm's UI shows latencies and capacity; JSON and Parquet keep every digit
         return f"{value:.3f}".rstrip("0").rstrip(".")
-    return str(value)
+    return visible(str(value))
 
 
 CELL_WIDTH = 48  # the widest a cell is drawn in a fitted table; longer values end in "…"
@@ -110,6 +218,9 @@ def record_table(
     leading columns that fit the width are kept, the rest named in the caption, and a long value ends
     in an ellipsis instead of wrapping into a column of letters. ``wide`` (or no width) shows every
     column, folding long values; machine formats never pass through here."""
+    from rich.table import Table
+    from rich.text import Text
+
     if len(records) == 1:
         return vertical_record(records[0], title=title)
     cols = columns(record_type)
@@ -174,19 +285,35 @@ def _fitted_widths(
 
 
 def vertical_record(record: Any, *, title: str | None = None) -> Table:
-    """One record as field, value lines: every field, long values folded."""
+    """One record as field, value lines: every field, long values folded (each value on one line: a
+    newline in it is shown as ``\\n``, as in a table)."""
     table = key_value_table(to_jsonable(record).items())
     table.title = _plain(title)
     return table
 
 
 def key_value_table(pairs: Iterable[tuple[str, Any]]) -> Table:
+    from rich.table import Table
+
     table = Table(show_header=False, box=None, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
     for key, value in pairs:
-        table.add_row(Text(key), value if isinstance(value, Text) else _cell(value))
+        table.add_row(_plain(key), _cell(value))
     return table
+
+
+def value_text(value: Any) -> Text:
+    """``get``'s value of a znode no decoder claims: its text, or its JSON indented, on as many lines as
+    it has (control characters shown as escapes; JSON's own escaping leaves C1 and bidi controls)."""
+    import json
+
+    return _lines(value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def hexdump_text(data: bytes, limit: int = 4096) -> Text:
+    """``hexdump`` as a renderable (its text column shows printable ASCII only)."""
+    return _lines(hexdump(data, limit))
 
 
 def hexdump(data: bytes, limit: int = 4096) -> str:
@@ -218,11 +345,15 @@ def age(seconds: float | None) -> str:
 def errors_table(
     errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None, width: int = 120
 ) -> Table:
-    """Stored Storm errors, newest first: component, UTC time, age, worker, message."""
+    """Stored Storm errors, newest first: component, UTC time, age, worker, message. ``full`` shows each
+    whole trace on its lines; otherwise its first line, cut to the width left."""
+    from rich.table import Table
+
     table = Table(title=_plain(title), header_style="bold", show_lines=full)
-    workers = [f"{e.host}:{e.port}" if e.host else "" for e in errors]
+    workers = [visible(f"{e.host}:{e.port}") if e.host else "" for e in errors]
+    components = [visible(e.component) for e in errors]
     widths = {
-        "component": max((len(e.component) for e in errors), default=9),
+        "component": max((len(c) for c in components), default=9),
         "time (UTC)": 19,
         "age": max((len(age(now_secs - e.time_secs)) for e in errors), default=3),
         "worker": min(max((len(w) for w in workers), default=6), 40),
@@ -238,16 +369,16 @@ def errors_table(
     # One line per error when scanning: the message gets the width the other columns leave (rich will not
     # shrink a no-wrap column below its content, so cut it here); --full shows whole traces, folded.
     table.add_column("error" if full else "first line", overflow="fold", no_wrap=not full)
-    for e, worker in zip(errors, workers, strict=True):
+    for e, component, worker in zip(errors, components, workers, strict=True):
         marker = "" if e.sequence is not None else " (last-error)"
         table.add_row(
-            Text(e.component),
+            _plain(component),
             f"{e.error_at:%Y-%m-%d %H:%M:%S}",
             age(now_secs - e.time_secs),
-            Text(worker),
+            _plain(worker),
             # Tabs expanded here: rich measures a tab as one cell but draws it as eight, so a trace's
             # "\tat …" frames would be folded even where the terminal has room for them.
-            Text((e.error + marker).expandtabs(4) if full else _cut(e.first_line + marker, budget)),
+            _lines((e.error + marker).expandtabs(4)) if full else _plain(_cut(visible(e.first_line) + marker, budget)),
         )
     return table
 
@@ -260,6 +391,8 @@ def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, 
     """``kafka health``'s lead: one row per rule. From 100 columns up, the explanation gets the width
     that is left (rule names and counts never wrap, the topics column stays narrow); narrower, each
     rule is one cell of its name, explanation and most affected subjects, beside its level and count."""
+    from rich.table import Table
+
     rows = []
     for row in summary:
         brokers = (
@@ -272,11 +405,13 @@ def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, 
         table.add_column("count", justify="right", no_wrap=True)
         table.add_column("finding", ratio=1, overflow="fold")
         for row, affected in rows:
-            cell = Text(row.finding, style="bold")
-            cell.append("\n" + row.explanation, style="")
+            cell = _plain(row.finding)
+            assert cell is not None
+            cell.stylize("bold")
+            cell.append("\n" + visible(row.explanation), style="")
             if affected:
-                cell.append("\nmost affected: " + ", ".join(affected), style="")
-            table.add_row(row.level, str(row.count), cell)
+                cell.append("\nmost affected: " + visible(", ".join(affected)), style="")
+            table.add_row(_plain(row.level), str(row.count), cell)
         return table
     table = Table(title=_plain(title), header_style="bold", expand=False)
     table.add_column("level", no_wrap=True)
@@ -285,7 +420,13 @@ def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, 
     table.add_column("most affected", max_width=30, overflow="fold")
     table.add_column("explanation", ratio=1, overflow="fold")
     for row, affected in rows:
-        table.add_row(row.level, row.finding, str(row.count), Text("\n".join(affected)), Text(row.explanation))
+        table.add_row(
+            _plain(row.level),
+            _plain(row.finding),
+            str(row.count),
+            _lines("\n".join(visible(a) for a in affected)),
+            _plain(row.explanation),
+        )
     return table
 
 
@@ -295,12 +436,46 @@ _LEVEL_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 def watch_line(change: Any) -> Text:
     """One ``--watch`` change: time, +/-/~, level, subject and detail (values literal)."""
+    from rich.text import Text
+
     mark, style = _CHANGE_MARK.get(change.change, ("?", ""))
     line = Text(f"{change.at:%H:%M:%S} ")
     line.append(f"{mark} {change.change:<8} ", style=style)
-    line.append(f"{change.level:<7} ", style=_LEVEL_STYLE.get(change.level, ""))
-    line.append(change.subject)
-    line.append(f": {change.detail}")
+    line.append(f"{visible(change.level):<7} ", style=_LEVEL_STYLE.get(change.level, ""))
+    line.append(visible(change.subject))
+    line.append(f": {visible(change.detail)}")
     if change.was is not None:
-        line.append(f" (was {change.was})", style="dim")
+        line.append(f" (was {visible(str(change.was))})", style="dim")
     return line
+
+
+def diff_table(diffs: Sequence[Any], *, title: str) -> Table:
+    """``zkstorm diff``: per table, rows before and after, added and removed (unchanged tables dimmed)."""
+    from rich.table import Table
+
+    table = Table(title=_plain(title), header_style="bold")
+    for column in ("table", "rows before", "rows after", "added", "removed"):
+        table.add_column(column, justify="left" if column == "table" else "right")
+    for d in diffs:
+        style = None if d.added or d.removed else "dim"
+        table.add_row(_plain(d.table), f"{d.rows_a:,}", f"{d.rows_b:,}", f"{d.added:,}", f"{d.removed:,}", style=style)
+    return table
+
+
+def history_summary(
+    heading: str, metrics: Sequence[tuple[str, str, int, str]], incidents: Sequence[str], incidents_heading: str
+) -> Any:
+    """``zkstorm history``'s summary: its heading, one row per metric (system, metric, rows, what it
+    shows) and the newest incidents, one line each. Their text comes from snapshots of ZooKeeper (topology
+    and topic names in an incident's summary), so it enters as every value does."""
+    from rich.console import Group
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", expand=False)
+    for name in ("system", "metric", "rows", "what it shows"):
+        table.add_column(name, justify="right" if name == "rows" else "left")
+    for system, title, rows, line in metrics:
+        table.add_row(_plain(system), _plain(title), f"{rows:,}", _plain(line))
+    parts: list[Any] = [_plain(heading), table, _plain(incidents_heading)]
+    parts += [_plain(line) for line in incidents]
+    return Group(*parts)

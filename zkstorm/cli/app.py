@@ -31,8 +31,17 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 ZooKeeper unreachable or auth refused,
 
 def _fail(message: str, code: int) -> NoReturn:
     stop_progress()
-    click.echo(f"zkstorm: {message}", err=True)
+    say(message)
     sys.exit(code)
+
+
+def say(message: str) -> None:
+    """One line on stderr, ``zkstorm: message``. Messages quote ZooKeeper's paths and names, so they are
+    shown as every value is (``render.visible``: control characters as escapes); rich is loaded only
+    when there is something to say."""
+    from ..render import visible
+
+    click.echo(f"zkstorm: {visible(message)}", err=True)
 
 
 # A walk allocates millions of short-lived containers (decoded dicts, records) that reference counting
@@ -78,8 +87,11 @@ class ZkstormGroup(click.Group):
         except MemoryError:  # not a bug of ours to trace: too much data for the memory the process may use
             _fail("out of memory: the data read does not fit in the memory this process may use", ExitCode.ERROR)
         except Exception as exc:  # a bug: say so in one line; -vv shows the traceback
+            from ..redact import exception_text
+
             log.debug("internal error", exc_info=True)
-            _fail(f"internal error: {type(exc).__name__}: {exc} (run with -vv for the traceback)", ExitCode.ERROR)
+            # the message without the values it quotes: it may have choked on a secret (zkstorm.redact)
+            _fail(f"internal error: {exception_text(exc)} (run with -vv for the traceback)", ExitCode.ERROR)
 
 
 @dataclass
@@ -193,13 +205,34 @@ def stop_progress() -> None:
         _progress.pop().stop()
 
 
+class _TerminalSafeFormatter(logging.Formatter):
+    """Log lines as every other text on stderr: control characters shown as escapes (a logged path or
+    reason comes from ZooKeeper), tracebacks keeping their lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from ..render import visible
+
+        return visible(super().format(record), multiline=True)
+
+
 def _setup_logging(verbose: int) -> None:
+    """``-v`` INFO, ``-vv`` DEBUG with kazoo's own lines, on stderr. ``-vv`` output is pasted into tickets:
+    the handler's ``PayloadFilter`` tells kazoo's requests and replies by type, path and size and strips
+    quoted values from every traceback (``zkstorm.redact``), so no payload or credential reaches it."""
+    from ..redact import PayloadFilter
+
     global _quiet
     _quiet = verbose > 0
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="zkstorm: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_TerminalSafeFormatter("zkstorm: %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(PayloadFilter())
+    logging.basicConfig(level=level, handlers=[handler])
     # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.
     logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose >= 2 else logging.CRITICAL)
+    # py4j's DEBUG is every call between Python and Spark's JVM (tens of thousands of lines for one history
+    # run): plumbing, not what -vv is for
+    logging.getLogger("py4j").setLevel(max(level, logging.INFO))
 
 
 @click.group(cls=ZkstormGroup, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
@@ -340,15 +373,13 @@ def warn_about(problems: Iterable[Any]) -> int:
     count = 0
     for record in problems:
         if isinstance(record, Unreadable):
-            click.echo(f"zkstorm: warning: {record.path}: unreadable ({record.reason})", err=True)
+            say(f"warning: {record.path}: unreadable ({record.reason})")
             count += 1
         elif isinstance(record, DecodeFailure):
-            click.echo(
-                f"zkstorm: warning: {record.path}: cannot decode {record.record_kind}: {record.reason}", err=True
-            )
+            say(f"warning: {record.path}: cannot decode {record.record_kind}: {record.reason}")
             count += 1
         elif isinstance(record, DecodeWarning):  # decoded the way Kafka would; worth a look, not a failure
-            click.echo(f"zkstorm: note: {record.path}: {record.warning}: {record.detail}", err=True)
+            say(f"note: {record.path}: {record.warning}: {record.detail}")
     return count
 
 
@@ -362,7 +393,7 @@ def finish(settings: Settings, *, notes: bool = True) -> None:
     problems = settings.opened.problems if settings.opened is not None else []
     count = warn_about(p for p in problems if notes or not isinstance(p, DecodeWarning))
     for problem in settings.source_problems():
-        click.echo(f"zkstorm: warning: {problem}", err=True)
+        say(f"warning: {problem}")
     if (count or settings.source_problems()) and settings.strict:
         sys.exit(ExitCode.DECODE_FAILURES)
 
@@ -474,7 +505,7 @@ def watch_view(
                 emit(changes, "jsonl", sys.stdout, primary=WatchChange)
             elif round_ == 1:
                 show_first(rows)
-                console.print(f"watching every {every}; Ctrl-C stops", style="dim", highlight=False)
+                console.print(f"watching every {every}; Ctrl-C stops", style="dim", highlight=False, markup=False)
             else:
                 for change in changes:
                     console.print(watch_line(change))

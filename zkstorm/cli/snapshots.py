@@ -188,13 +188,6 @@ def diff(
 
         click.echo(json.dumps([dataclasses.asdict(d) for d in diffs], indent=2, default=plain))
         return
-    from rich.table import Table
-    from rich.text import Text
+    from ..render import diff_table
 
-    table = Table(title=Text(f"{snapshot_a} -> {snapshot_b or 'live'}"), header_style="bold")
-    for column in ("table", "rows before", "rows after", "added", "removed"):
-        table.add_column(column, justify="left" if column == "table" else "right")
-    for d in diffs:
-        style = None if d.added or d.removed else "dim"
-        table.add_row(d.table, f"{d.rows_a:,}", f"{d.rows_b:,}", f"{d.added:,}", f"{d.removed:,}", style=style)
-    stdout_console().print(table)
+    stdout_console().print(diff_table(diffs, title=f"{snapshot_a} -> {snapshot_b or 'live'}"))

@@ -102,9 +102,7 @@ def get(settings: Settings, path: str, raw: bool, fmt: str, as_json: bool) -> No
 
 
 def _print_get_table(detail: Any, raw: bool, raw_hex: str | None, *, wide: bool) -> None:
-    import json
-
-    from ..render import hexdump, key_value_table, record_table
+    from ..render import hexdump_text, key_value_table, record_table, value_text
     from ..schema import to_jsonable
 
     console = stdout_console()
@@ -117,11 +115,8 @@ def _print_get_table(detail: Any, raw: bool, raw_hex: str | None, *, wide: bool)
     elif detail.redacted:
         console.print("(secret values redacted: add --show-secrets to see them)")
     elif detail.value is not None:
-        value = detail.value
-        console.print(
-            value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False), markup=False
-        )
+        console.print(value_text(detail.value))
     if raw and not detail.redacted and detail.data:
-        console.print(hexdump(detail.data), markup=False)
+        console.print(hexdump_text(detail.data))
     elif raw_hex:
         console.print(raw_hex, markup=False)

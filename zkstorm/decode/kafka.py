@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
+from itertools import pairwise
 from typing import Any
 
 import orjson
@@ -542,16 +543,66 @@ def decode_controller_epoch(context: DecodeContext, data: bytes | None) -> list[
 
 # --- configs ------------------------------------------------------------------------------------------
 
-_SENSITIVE = re.compile(r"(password|secret|jaas|credential|token|\.key$)", re.I)
+# Kafka's own secrets: every config its ConfigDefs declare ``Type.PASSWORD`` (apache/kafka 3.x:
+# ``SslConfigs``, ``SaslConfigs``, ``BrokerSecurityConfigs``, ``PasswordEncoderConfigs``,
+# ``DelegationTokenManagerConfigs``, ``ZkConfigs``; ``delegation.token.master.key`` is the older name of
+# ``delegation.token.secret.key``). Matched as a suffix of the key, as ``DynamicBrokerConfig.isPasswordConfig``
+# matches them, so per-listener overrides (``listener.name.sasl_ssl.plain.sasl.jaas.config``) count too.
+KAFKA_PASSWORD_CONFIGS = (
+    "ssl.keystore.password",
+    "ssl.key.password",
+    "ssl.keystore.key",
+    "ssl.keystore.certificate.chain",
+    "ssl.truststore.certificates",
+    "ssl.truststore.password",
+    "sasl.jaas.config",
+    "password.encoder.secret",
+    "password.encoder.old.secret",
+    "delegation.token.secret.key",
+    "delegation.token.master.key",
+    "zookeeper.ssl.keystore.password",
+    "zookeeper.ssl.truststore.password",
+)
+# Everyone else's secrets, under names of their own (Schema Registry's basic.auth.user.info, a connector's
+# *.api.key, an S3 plugin's s3.access, …): the key is split into words (at . _ - / and camelCase), and a
+# secret word anywhere, a secret fragment inside a word, or a last word that names a key or a pass
+# marks it. This errs on the side of hiding: a false alarm costs a --show-secrets, a miss leaks.
+_SECRET_WORDS = frozenset(
+    {"pass", "pwd", "secret", "secrets", "token", "tokens", "credential", "credentials", "creds", "jaas"}
+)
+_SECRET_FRAGMENTS = ("password", "passwd", "passphrase", "secret", "token", "credential", "jaas", "apikey")
+_SECRET_PAIRS = frozenset({("user", "info"), ("api", "key"), ("private", "key"), ("access", "key")})
+# A last word that names a key (ssl.keystore.key, *.api.key, *.secret.key; among Kafka's own configs only
+# secrets end in "key"), a pass, or an access key (s3.access)
+_SECRET_LAST_WORDS = frozenset({"key", "keys", "pass", "pwd", "access", "userinfo"})
+# ... unless the last word says the value is a measure or a kind, not the secret itself
+# (delegation.token.max.lifetime.ms, password.encoder.iterations, password.encoder.key.length)
+_MEASURE_WORDS = frozenset(
+    {"ms", "secs", "seconds", "minutes", "hours", "algorithm", "iterations", "length", "size", "bytes", "count"}
+)
+_WORD_BREAK = re.compile(r"[._\-/:\s]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# Values that are secrets whatever their key: SCRAM credentials (salt=…), Kafka's PasswordEncoder output
+# (…,encryptedPassword:…), a JAAS line or any k=v holding a password, a PEM private key or certificate.
+_SECRET_VALUE = re.compile(r"salt=|encryptedpassword:|password\s*=|-----begin |^\[encrypted\]", re.I)
 
 
 def is_sensitive_config(entity_type: str, key: str, value: str) -> bool:
-    """SCRAM credentials, passwords, keys, JAAS configs, and anything that looks like one."""
+    """Is this config entry a secret: SCRAM credentials, Kafka's password configs, anything named like a
+    password, token, credential or key, or a value that looks like one."""
+    if key.upper().startswith("SCRAM-") or _SECRET_VALUE.search(value):
+        return True
+    lowered = key.lower()
+    if lowered.endswith(KAFKA_PASSWORD_CONFIGS):
+        return True
+    words = [w for w in _WORD_BREAK.split(_CAMEL.sub(".", key).lower()) if w]
+    if not words or words[-1] in _MEASURE_WORDS:
+        return False
     return (
-        key.upper().startswith("SCRAM-")
-        or bool(_SENSITIVE.search(key))
-        or value.startswith("[encrypted]")
-        or "salt=" in value
+        words[-1] in _SECRET_LAST_WORDS
+        or any(word in _SECRET_WORDS for word in words)
+        or any(fragment in word for word in words for fragment in _SECRET_FRAGMENTS)
+        or any(pair in _SECRET_PAIRS for pair in pairwise(words))
     )
 
 
@@ -580,6 +631,7 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
     for key, value in sorted(config.items()):
         sensitive = is_sensitive_config(entity_type, key, value)
         shown = value if (context.show_secrets or not sensitive) else _redact(key, value)
+        context.redacted = context.redacted or shown is not value  # the raw bytes hold it too
         rows.append(
             KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=key, value=shown, sensitive=sensitive)
         )

@@ -26,6 +26,9 @@ class DecodeContext:
     # Set by a decoder that learnt the payload's encoding by reading it (``sniff``'s names), so the bytes
     # are parsed once: ``decode_node`` sniffs only what no decoder claims, or what one failed on.
     encoding: str | None = None
+    # Set by a decoder that replaced a secret with "<redacted>": the znode's raw bytes hold what it hid, so
+    # ``get`` must not show them either (its hexdump, ``raw_hex``, its plain value) without --show-secrets.
+    redacted: bool = False
 
 
 DecodeFn = Callable[[DecodeContext, bytes | None], Sequence[Any]]

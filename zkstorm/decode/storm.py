@@ -644,6 +644,7 @@ def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
     creds = read_thrift("Credentials", data, context)
     owner = creds.get("topoOwner")
+    context.redacted = not context.show_secrets and bool(creds["creds"])
     rows = [
         StormCredential(
             topology_id=topology_id,
@@ -661,6 +662,7 @@ def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
 def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
     _, service, topology_id, version = _segments(context)
     key = read_thrift("PrivateWorkerKey", data, context)
+    context.redacted = not context.show_secrets
     return [
         StormSecretKey(
             service=service,

@@ -277,35 +277,27 @@ def _day(value: datetime | None) -> str:
 
 
 def print_summary(result: HistoryResult, console: Any) -> None:
-    """The rich summary: one line per metric, grouped by system."""
-    from rich.markup import escape
-    from rich.table import Table
+    """The summary on ``console``: one line per metric, grouped by system, then the newest incidents
+    (drawn by ``zkstorm.render``, as every text that came from ZooKeeper is)."""
+    from zkstorm.render import history_summary
 
     if not result.snapshots:
         console.print("no committed snapshots in that range")
         return
-    console.print(
-        f"[bold]{result.snapshots} snapshots[/bold] of {', '.join(result.clusters)}, "
-        f"{_day(result.first)} to {_day(result.last)}; {escape(result.mode)} run, read {result.read:,}"
+    heading = (
+        f"{result.snapshots} snapshots of {', '.join(result.clusters)}, "
+        f"{_day(result.first)} to {_day(result.last)}; {result.mode} run, read {result.read:,}"
     )
-    table = Table(show_header=True, header_style="bold", expand=False)
-    table.add_column("system")
-    table.add_column("metric")
-    table.add_column("rows", justify="right")
-    table.add_column("what it shows")
-    for chart in result.charts:
-        table.add_row(chart.system, chart.title, f"{result.tables.get(chart.name, 0):,}", escape(summary_line(chart)))
-    console.print(table)
-    if result.incidents:
-        shown = result.incidents[-SHOWN_INCIDENTS:]
-        more = len(result.incidents) - len(shown)
-        console.print(
-            f"[bold]{len(result.incidents)} incidents[/bold]" + (f", the newest {len(shown)}:" if more else ":")
-        )
-        for incident in shown:
-            console.print(escape(incident_line(incident)), highlight=False)
+    metrics = [
+        (chart.system, chart.title, result.tables.get(chart.name, 0), summary_line(chart)) for chart in result.charts
+    ]
+    shown = result.incidents[-SHOWN_INCIDENTS:]
+    more = len(result.incidents) - len(shown)
+    if not result.incidents:
+        incidents_heading = "no incidents"
     else:
-        console.print("no incidents")
+        incidents_heading = f"{len(result.incidents)} incidents" + (f", the newest {len(shown)}:" if more else ":")
+    console.print(history_summary(heading, metrics, [incident_line(i) for i in shown], incidents_heading))
 
 
 def _date(value: str) -> date:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property, partial
 from typing import Any
 
-from ..collect import decode_node, decoded_walk, discovering_walk
+from ..collect import decode_one, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
 from ..errors import NotAllowedError, NotFoundError
 from ..helper import DecodeHelper
@@ -64,7 +64,7 @@ class ZnodeDetail:
     znode: Znode
     records: list[Any]
     value: Any
-    redacted: bool  # a secret subtree's payload, hidden (no --show-secrets)
+    redacted: bool  # a secret subtree's payload, or one its decoder redacted a secret in: hidden
     data: bytes | None  # None when redacted
 
     def flat(self) -> tuple[list[str], list[dict[str, Any]]]:
@@ -346,9 +346,13 @@ class Cluster:
         """One znode: its record, its decoded records, and its plain value when nothing decodes it."""
         raw: RawNode = self.source.get(path)
         roots = self.roots_for(path)
-        znode, records = decode_node(raw, roots=roots, registry=self.registry, show_secrets=self.show_secrets)
+        znode, records, decoder_redacted = decode_one(
+            raw, roots=roots, registry=self.registry, show_secrets=self.show_secrets
+        )
         self.note_problems(records)
-        redacted = is_secret_path(znode.path) and not self.show_secrets
+        # a secret subtree, or a znode whose decoder hid a secret in it (a topic's sasl.jaas.config): its
+        # bytes and plain value hold what the records hide
+        redacted = (is_secret_path(znode.path) or decoder_redacted) and not self.show_secrets
         value = None if records or redacted else plain_value(raw.data, znode.encoding)
         return ZnodeDetail(znode, records, value, redacted, None if redacted else raw.data)
 

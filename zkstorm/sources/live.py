@@ -43,6 +43,7 @@ from ..errors import (
     ZkstormError,
     ZookeeperError,
 )
+from ..redact import kazoo_logger
 from .base import Denied, RawNode, Stat, WalkStats
 
 
@@ -639,7 +640,7 @@ class ReadOnlySession:
             "timeout": max(self.timeout, 4.0),  # session timeout; the server clamps it to its own range
             "connection_retry": KazooRetry(max_tries=-1, delay=0.1, max_delay=1.0),
             "read_only": True,  # a server cut off from its quorum can still answer reads
-            "logger": logging.getLogger("kazoo.client"),
+            "logger": kazoo_logger(),  # its DEBUG lines tell requests by type and path, never payloads
         }
         creds = self._credentials
         if creds and creds.scheme == "digest":
