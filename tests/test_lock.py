@@ -78,7 +78,7 @@ def test_a_lock_of_another_host_is_respected_until_older_than_the_bound(kafka: C
     lock = _lock(out, owner, age_secs=3600)
     held = zkstorm("--zk", kafka.zk, "snapshot", str(out))
     assert held.returncode == ExitCode.ERROR and len(held.stderr.splitlines()) == 1
-    assert f"{lock} is held by pid 4242 on zk-batch-02 since " in held.stderr
+    assert f"{lock} is held by pid 4242 on zk-batch-02, for 1h; it is " in held.stderr
     assert f"taken over once older than 6h (--lock-stale-after); if that run is gone, delete {lock}" in held.stderr
     shorter = zkstorm("--zk", kafka.zk, "snapshot", str(out), "--lock-stale-after", "30m")
     assert shorter.returncode == 0, shorter.stderr
@@ -97,7 +97,7 @@ def test_a_lock_of_this_host_is_judged_by_its_process_and_boot(kafka: Chroot, tm
     lock = _lock(out, json.dumps(live).encode(), age_secs=30 * 86400)
     held = zkstorm("--zk", kafka.zk, "snapshot", str(out))
     assert held.returncode == ExitCode.ERROR and len(held.stderr.splitlines()) == 1
-    assert f"{lock} is held by pid {os.getpid()} on this host since 1970-01-01T00:00:00Z; wait for it" in held.stderr
+    assert f"{lock} is held by pid {os.getpid()} on this host, for 30d; wait for it to end" in held.stderr
     _lock(out, json.dumps({**live, "boot": "before-the-restart"}).encode(), age_secs=60)
     rebooted = zkstorm("--zk", kafka.zk, "snapshot", str(out))
     assert rebooted.returncode == 0, rebooted.stderr

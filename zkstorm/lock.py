@@ -29,7 +29,6 @@ import posixpath
 import secrets
 import socket
 import time
-from datetime import datetime, timezone
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -158,17 +157,16 @@ class Lock:
                 f"another snapshot may be starting in this OUT: {self.path} is {_duration(age)} old and its owner "
                 f"cannot be read yet; if no snapshot is running, delete {self.path}"
             )
-        since = _when(holder.get("since"))
+        held = f"{self.path} is held by pid {holder['pid']}"
         if holder["host"] == self.owner["host"]:
             return (
-                f"another snapshot is being written to this OUT: {self.path} is held by pid {holder['pid']} on "
-                f"this host since {since}; wait for it to end, or stop that process (its lock is then released "
-                "or taken over)"
+                f"another snapshot is being written to this OUT: {held} on this host, for {_duration(age)}; wait for "
+                "it to end, or stop that process (its lock is then released or taken over)"
             )
         return (
-            f"another snapshot is being written to this OUT: {self.path} is held by pid {holder['pid']} on "
-            f"{holder['host']} since {since}; it is taken over once older than {_duration(self.stale_after_secs)} "
-            f"(--lock-stale-after); if that run is gone, delete {self.path}"
+            f"another snapshot is being written to this OUT: {held} on {holder['host']}, for {_duration(age)}; it is "
+            f"taken over once older than {_duration(self.stale_after_secs)} (--lock-stale-after); if that run is "
+            f"gone, delete {self.path}"
         )
 
     def _remove_if_unchanged(self, judged: bytes | None) -> None:
@@ -263,10 +261,3 @@ def _duration(secs: float) -> str:
         if secs >= size:
             return f"{secs / size:.3g}{unit}"
     return f"{secs:.0f}s"
-
-
-def _when(since: Any) -> str:
-    try:
-        return datetime.fromtimestamp(float(since), timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    except (TypeError, ValueError, OverflowError, OSError):
-        return "an unknown time"

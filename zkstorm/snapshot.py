@@ -181,8 +181,8 @@ class Snapshot:
         )
         self._lock.acquire()
         try:
-            roll_back_uncommitted(self.filesystem, self.base)
             self._replaced_files()  # a damaged manifest of this id stops the run now, not after the walk
+            roll_back_uncommitted(self.filesystem, self.base)
         except BaseException:
             self._lock.release()
             raise
