@@ -441,6 +441,9 @@ def read_manifest(filesystem: pafs.FileSystem, path: str) -> dict[str, Any] | No
     """The manifest at ``path``, checked (``zkstorm.manifest.parse_manifest``); None if there is none. One
     that cannot be read, even for an I/O error, is damaged: what it lists must not look unlisted."""
     try:
+        # asked first: not every filesystem (object stores) reports a missing file as FileNotFoundError
+        if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
         with filesystem.open_input_stream(path) as stream:
             data = stream.read()
     except FileNotFoundError:
