@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
+from tests.faults import REASON, small_disk, zkstorm
 from tests.fixtures import distinct_errors, expected
 from tests.test_cli import ENV, run
 from tests.test_output import SAMPLES
@@ -376,3 +378,225 @@ def test_out_may_be_a_filesystem_uri(storm_and_kafka: Chroot, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     (meta,) = list_manifests_local(out)
     assert len(read(out, "znodes")) == meta["tables"]["znodes"]
+
+
+# A hostile world: full and read-only disks, signals, kills, damaged manifests (tests/faults.py).
+
+
+def committed(out: Path) -> dict[str, Any]:
+    """What a reader of the manifests sees: each manifest's bytes and the bytes of every file it lists,
+    each read back whole as Parquet first."""
+    import pyarrow.parquet as pq
+
+    state: dict[str, Any] = {}
+    for path in sorted((out / "_manifests").glob("*.json")):
+        files = json.loads(path.read_text())["files"]
+        for file in files:
+            pq.read_table(out / file)
+        state[path.name] = (path.read_bytes(), {file: (out / file).read_bytes() for file in files})
+    return state
+
+
+def part_files(out: Path) -> list[str]:
+    return sorted(str(p.relative_to(out)) for p in out.glob("*/snapshot_date=*/*") if p.is_file())
+
+
+def _wait_for(condition: Any, what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.005)
+
+
+def test_a_full_disk_mid_table_keeps_the_committed_snapshot_and_no_temporary_file(
+    storm_and_kafka: Chroot, tmp_path: Path
+) -> None:
+    """A same-day re-run meets a full disk while writing a table: one line naming the file, the committed
+    snapshot as it was, nothing of the run left; the next run, with room again, commits."""
+    with small_disk(tmp_path / "disk", 8 << 20) as disk:
+        out = disk.path / "out"
+        args = ("--zk", storm_and_kafka.zk, "--kafka-root", "/kafka-prod", "snapshot", str(out), "--cluster", "test")
+        assert disk.zkstorm(*args).returncode == 0
+        before, files = committed(out), part_files(out)
+        disk.fill(leave=8 << 10)
+        rerun = disk.zkstorm(*args)
+        assert rerun.returncode == 1 and len(rerun.stderr.splitlines()) == 1, rerun.stderr
+        table_file = r"\w+/snapshot_date=[\d-]+/\.part-test@[\d-]+-\w+\.parquet\.tmp"
+        message = rf"zkstorm: cannot write {re.escape(str(out))}/{table_file}: {REASON[disk.mode]}\n"
+        assert re.fullmatch(message, rerun.stderr), rerun.stderr
+        assert committed(out) == before and part_files(out) == files
+        assert not list(out.rglob("*.tmp")) and not (out / "_lock").exists()
+        disk.free()
+        assert disk.zkstorm(*args).returncode == 0
+        (manifest,) = list_manifests_local(out)
+        assert part_files(out) == sorted(manifest["files"]) != files
+
+
+def test_a_full_disk_at_the_manifest_keeps_the_committed_snapshot(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    """Every file of a same-day re-run is written and placed, then the disk is full for its manifest: the
+    committed snapshot must read exactly as before (the re-run used to rename its files over the committed
+    ones first), and the re-run's own files are gone. ``_manifests`` is a tmpfs of its own, so it is the
+    manifest that meets the full disk."""
+    out = tmp_path / "out"
+    with small_disk(out / "_manifests", 1 << 20) as disk:
+        assert disk.mode == "tmpfs", "the manifest's own full disk needs a tmpfs this test can mount (run as root)"
+        args = ("--zk", storm_and_kafka.zk, "snapshot", str(out), "--cluster", "test")
+        assert zkstorm(*args).returncode == 0
+        before, files = committed(out), part_files(out)
+        disk.fill(leave=0)
+        rerun = zkstorm(*args)
+        (name,) = before
+        assert committed(out) == before and part_files(out) == files
+        assert rerun.returncode == 1
+        assert rerun.stderr == f"zkstorm: cannot write {out}/_manifests/.{name}.tmp: No space left on device\n"
+        assert not list(out.rglob("*.tmp")) and not (out / "_lock").exists()
+        disk.free()
+        assert zkstorm(*args).returncode == 0
+        assert committed(out) != before and not set(part_files(out)) & set(files)
+
+
+def test_a_read_only_out_is_one_line(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    with small_disk(tmp_path / "disk", 8 << 20) as disk:
+        out = disk.path / "out"
+        assert disk.zkstorm("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", "n1").returncode == 0
+        before = committed(out)
+        with disk.read_only():
+            night = disk.zkstorm("--zk", storm_and_kafka.zk, "snapshot", str(out))
+            assert night.returncode == 1
+            assert night.stderr == f"zkstorm: cannot write {out}/_lock: Read-only file system\n"
+            compared = run("diff", str(out), "n1", "n1", "--json")  # reading needs no write
+            assert compared.exit_code == 0 and not any(d["added"] for d in json.loads(compared.stdout))
+        assert committed(out) == before
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_mid_write_removes_what_the_run_wrote_and_says_so(
+    big_tree: Chroot, tmp_path: Path, signum: int, code: int
+) -> None:
+    out = tmp_path / "out"
+    victim = _snapshot_process(big_tree.zk, out, "T")
+    _wait_for(lambda: list(out.glob("*/*/.part-*.tmp")) or victim.poll() is not None, "a table being written")
+    assert victim.poll() is None, "the run ended before it could be stopped mid-write"
+    victim.send_signal(signum)
+    _, stderr = victim.communicate(timeout=60)
+    assert (victim.returncode, stderr) == (code, f"zkstorm: interrupted by {signal.Signals(signum).name}\n")
+    assert [p for p in out.rglob("*") if p.is_file()] == []  # no temporary file, no lock
+
+
+def test_sigkill_between_the_files_and_the_manifest_of_a_rerun_keeps_the_committed_snapshot(
+    big_tree: Chroot, tmp_path: Path
+) -> None:
+    """A same-day re-run killed once its files are written and placed, before its manifest: the committed
+    snapshot reads exactly as before; the next run takes over the dead run's lock and removes its files."""
+    out = tmp_path / "out"
+    first = _snapshot_process(big_tree.zk, out, "A")
+    assert first.wait(120) == 0
+    before, files = committed(out), part_files(out)
+    victim = _snapshot_process(big_tree.zk, out, "A")
+
+    def writing() -> list[Path]:
+        return list(out.glob("*/*/.part-*.tmp"))
+
+    _wait_for(lambda: writing() or victim.poll() is not None, "a table being written")
+    # The manifest's temporary name becomes a FIFO: opening it to write blocks until a reader comes, as a
+    # write to a hung NFS server does. That holds the run exactly between its files and its manifest, a
+    # window of microseconds a kill cannot otherwise be aimed at.
+    os.mkfifo(out / "_manifests" / ".A.json.tmp")
+    _wait_for(lambda: not writing() or victim.poll() is not None, "every table written and placed")
+    time.sleep(0.5)
+    assert victim.poll() is None, "the run should be held at its manifest"
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(30)
+    assert (out / "_lock").exists() and committed(out) == before
+    again = _snapshot_process(big_tree.zk, out, "A")
+    assert again.wait(120) == 0, again.stderr.read() if again.stderr else ""
+    (manifest,) = list_manifests_local(out)
+    assert part_files(out) == sorted(manifest["files"]) and not set(files) & set(manifest["files"])
+    assert not list(out.rglob(".*.tmp")) and not (out / "_lock").exists()
+
+
+def _truncated(manifest: dict[str, Any], text: str) -> str:
+    return text[: len(text) // 2]
+
+
+def _zeros(manifest: dict[str, Any], text: str) -> str:
+    return "\0" * 512
+
+
+def _without(key: str) -> Any:
+    return lambda manifest, text: json.dumps({k: v for k, v in manifest.items() if k != key})
+
+
+def _with(key: str, value: Any) -> Any:
+    return lambda manifest, text: json.dumps({**manifest, key: value(manifest) if callable(value) else value})
+
+
+DAMAGE = {
+    "truncated": _truncated,
+    "zeros": _zeros,
+    "no files": _without("files"),
+    "files not a list": _with("files", lambda m: m["files"][0]),
+    "no snapshot_id": _without("snapshot_id"),
+    "a file outside OUT": _with("files", lambda m: [*m["files"], "../../etc/hostname"]),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_a_damaged_manifest_is_skipped_and_its_files_are_kept(
+    storm_and_kafka: Chroot, tmp_path: Path, damage: str
+) -> None:
+    """Neither the next night nor a diff of other snapshots stops on it, and nothing it may list is
+    deleted as a leftover; naming its snapshot is one line; so is re-running it."""
+    out = tmp_path / "out"
+    assert run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", "night1").exit_code == 0
+    path = out / "_manifests" / "night1.json"
+    path.write_text(DAMAGE[damage](json.loads(path.read_text()), path.read_text()))
+    kept = {f: (out / f).read_bytes() for f in part_files(out)}
+    night = zkstorm("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", "night2")
+    assert night.returncode == 0, night.stderr
+    assert {f: (out / f).read_bytes() for f in kept if (out / f).exists()} == kept and not (out / "_lock").exists()
+    (warning,) = [line for line in night.stderr.splitlines() if "night1" in line]
+    assert f"{path}: not a zkstorm snapshot manifest (" in warning
+    assert "part files of its snapshot id are kept" in warning
+    assert run("diff", str(out), "night2", "night2").exit_code == 0
+    compared = run("diff", str(out), "night1", "night2")
+    assert compared.exit_code == ExitCode.ERROR and len(compared.stderr.splitlines()) == 1
+    assert compared.stderr.startswith(f"zkstorm: snapshot 'night1' cannot be compared: {path}: not a zkstorm snapshot")
+    rerun = run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", "night1")
+    assert rerun.exit_code == ExitCode.ERROR and len(rerun.stderr.splitlines()) == 1
+    assert rerun.stderr.startswith(f"zkstorm: cannot re-run snapshot 'night1': its manifest {path} is damaged (")
+    assert {f: (out / f).read_bytes() for f in kept} == kept
+
+
+def test_diff_names_a_file_it_cannot_read(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    for night in ("night1", "night2"):
+        assert run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", night).exit_code == 0
+    (manifest,) = [m for m in list_manifests_local(out) if m["snapshot_id"] == "night2"]
+    znodes = next(f for f in manifest["files"] if f.startswith("znodes/"))
+    (out / znodes).write_bytes(b"PAR1 not Parquet")
+    compared = run("diff", str(out), "night1", "night2")
+    assert compared.exit_code == ExitCode.ERROR and len(compared.stderr.splitlines()) == 1
+    assert compared.stderr.startswith(f"zkstorm: cannot read {out}/{znodes} of snapshot 'night2': ")
+    (out / znodes).unlink()
+    compared = run("diff", str(out), "night1", "night2")
+    assert compared.stderr == f"zkstorm: cannot read {out}/{znodes} of snapshot 'night2': No such file or directory\n"
+
+
+def test_a_rerun_replaces_a_snapshot_of_the_old_file_names(storm_and_kafka: Chroot, tmp_path: Path) -> None:
+    """Snapshots written before the run token (``part-<id>.parquet``) still read, and a re-run of one
+    writes new names and removes the old files only after its commit."""
+    out = tmp_path / "out"
+    assert run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", "old").exit_code == 0
+    path = out / "_manifests" / "old.json"
+    manifest = json.loads(path.read_text())
+    old_names = [re.sub(r"/part-old-\w+\.parquet$", "/part-old.parquet", f) for f in manifest["files"]]
+    for new, old in zip(manifest["files"], old_names, strict=True):
+        (out / new).rename(out / old)
+    path.write_text(json.dumps({**manifest, "files": old_names}))
+    same = run("diff", str(out), "old", "old", "--json")
+    assert same.exit_code == 0 and min(d["rows_a"] for d in json.loads(same.stdout)) > 0
+    assert run("--zk", storm_and_kafka.zk, "snapshot", str(out), "--snapshot-id", "old").exit_code == 0
+    (rerun,) = list_manifests_local(out)
+    assert part_files(out) == sorted(rerun["files"]) and not set(old_names) & set(rerun["files"])
+    assert rerun["tables"] == manifest["tables"]

@@ -18,13 +18,26 @@ class ExitCode(IntEnum):
     DECODE_FAILURES = 5  # only with --strict
     UNHEALTHY = 6  # only with --check
     FILES = 7  # offline ZooKeeper files missing, damaged or inconsistent
-    INTERRUPTED = 130
+    HANGUP = 129  # SIGHUP: 128 + the signal's number, as a shell reports a process the signal ended
+    INTERRUPTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM (systemd's stop, kill's default)
 
 
 class ZkstormError(Exception):
     """Base class; ``exit_code`` says how the CLI ends when this escapes."""
 
     exit_code: ExitCode = ExitCode.ERROR
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP asked the command to stop. Raised in the main thread the way Ctrl-C raises
+    ``KeyboardInterrupt`` (and a subclass of it, so whatever cleans up after Ctrl-C cleans up after these
+    too: temporary files, the snapshot lock, the decode helper); the CLI exits 128 + the signal number."""
+
+    def __init__(self, signal_name: str, exit_code: ExitCode) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.exit_code = exit_code
 
 
 class UsageError(ZkstormError):
@@ -122,6 +135,21 @@ class FilesError(ZkstormError):
     truncation), or with txns missing between them. The message names the file and the offset."""
 
     exit_code = ExitCode.FILES
+
+
+class SnapshotError(ZkstormError):
+    """A snapshot dataset cannot be written or read: the lock is held, the filesystem refused a write
+    (full, read-only), a file a manifest lists cannot be read. The message names the path."""
+
+
+class DamagedManifestError(SnapshotError):
+    """A manifest under ``OUT/_manifests`` cannot be read as one (truncated, not JSON, a required key
+    missing or of the wrong type). Readers skip it with a warning; nothing it might list is deleted."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: not a zkstorm snapshot manifest ({reason})")
+        self.path = path
+        self.reason = reason
 
 
 class ServerError(ZkstormError):

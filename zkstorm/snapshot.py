@@ -2,16 +2,21 @@
 
 Layout under OUT (a local path or any filesystem URI pyarrow supports)::
 
-    OUT/<table>/snapshot_date=YYYY-MM-DD/part-<snapshot id>.parquet
+    OUT/<table>/snapshot_date=YYYY-MM-DD/part-<snapshot id>-<run token>.parquet
     OUT/_manifests/<snapshot id>.json          the commit record of a snapshot
-    OUT/_lock                                   held while a snapshot is written
+    OUT/_lock                                   held while a snapshot is written (``zkstorm.lock``)
 
-Each table's file is streamed in bounded row groups to a hidden ``.part-….tmp`` beside its final
-name and committed by one rename, atomic on a POSIX filesystem, so a reader never sees half a file;
-re-running the same snapshot id replaces its files instead of adding rows. pyarrow and Spark skip
-names starting with ``.`` and ``_``. The manifest is written last: readers that want whole snapshots
-only (the history job) read the ids it lists. The snapshot id is not a partition directory, because
-Spark refuses a column that is both in the data files and in a ``key=value`` path.
+A snapshot commits in one atomic step: the rename of its manifest. Each table's file is streamed in
+bounded row groups to a hidden ``.part-….tmp`` (pyarrow and Spark skip names starting with ``.`` and
+``_``), renamed to a name of this run's own (the run token) when whole, and synced; then the manifest,
+which lists exactly those files, is written beside its final name, synced, and renamed over the
+previous one (a re-run of the same snapshot id); only then are the files the previous manifest listed
+removed. Until that rename a reader of the manifests sees the committed snapshot unchanged, whenever
+the run fails or is killed; the next run removes what a stopped one left. Readers read exactly the
+files a manifest lists (``zkstorm.manifest``). Where the filesystem cannot rename (object stores)
+pyarrow copies, then deletes: each file is still whole, and the manifest is still written last. The
+snapshot id is not a partition directory, because Spark refuses a column that is both in the data files
+and in a ``key=value`` path.
 
 This module is the one place that maps record kinds to Arrow types (``arrow_schema``).
 """
@@ -22,10 +27,10 @@ import contextlib
 import json
 import logging
 import os
+import posixpath
 import re
-import socket
-import time
-from collections.abc import Iterable
+import secrets
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from operator import attrgetter
@@ -36,15 +41,24 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from . import __version__
-from .errors import ZkstormError
+from .errors import DamagedManifestError, SnapshotError
+from .lock import DEFAULT_STALE_AFTER_SECS, LOCK, Lock, os_reason
+from .manifest import (
+    MANIFESTS,
+    is_manifest_name,
+    manifest_name,
+    manifest_time,
+    may_list,
+    parse_manifest,
+    part_file_name,
+    safe_name,
+)
 from .records import DecodeFailure, Unreadable, Znode
 from .schema import columns, kind_name
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-MANIFESTS = "_manifests"
-LOCK = "_lock"
 _ARROW = {
     "str": pa.string(),
     "int": pa.int64(),
@@ -55,11 +69,6 @@ _ARROW = {
 # the columns every table starts with, the same value in every row of a snapshot
 _CONSTANT_TYPES = {"snapshot_id": pa.string(), "snapshot_time": _ARROW["datetime"], "cluster": pa.string()}
 _SPECIAL_TABLES = {Znode: "znodes", DecodeFailure: "decode_failures", Unreadable: "unreadable_znodes"}
-_SAFE = re.compile(r"[^A-Za-z0-9._@-]")
-
-
-class SnapshotError(ZkstormError):
-    """The snapshot could not be written (lock held, filesystem error)."""
 
 
 def table_name(record_type: type) -> str:
@@ -93,10 +102,6 @@ def arrow_schema(record_type: type) -> pa.Schema:
     )
 
 
-def safe_name(text: str) -> str:
-    return _SAFE.sub("_", text)
-
-
 def open_filesystem(out: str) -> tuple[pafs.FileSystem, str]:
     """A dataset location as (filesystem, base path): a local path, or any URI pyarrow supports."""
     if "://" in out:
@@ -116,19 +121,39 @@ class _Table:
     schema: pa.Schema
     final_path: str
     tmp_path: str
+    sink: Any = None  # the output stream, closed by us: ParquetWriter.close leaves a stream it was given open
     writer: pq.ParquetWriter | None = None
     buffer: list[Any] = field(default_factory=list)  # the records themselves, turned into columns per batch
     rows: int = 0
+    placed: bool = False  # renamed to its final name (not committed until the manifest lists it)
+
+
+@contextlib.contextmanager
+def _io(action: str, path: str) -> Iterator[None]:
+    """A filesystem's refusal (full, read-only, no permission) as one line naming the path, not a trace."""
+    try:
+        yield
+    except OSError as exc:
+        raise SnapshotError(f"cannot {action} {path}: {os_reason(exc)}") from None
 
 
 class Snapshot:
     """Writes one snapshot. Use ``with Snapshot(...) as snap: snap.add(record) …; snap.commit(manifest)``.
 
-    Leaving the block without ``commit`` (an exception, Ctrl-C) deletes every temporary file.
+    Entering takes the lock and removes what a stopped run left. Leaving the block without ``commit``
+    (an error, a full disk, Ctrl-C, SIGTERM) deletes every file this run wrote; the committed snapshot of
+    the same id, if any, is never touched before the commit.
     """
 
     def __init__(
-        self, out: str, *, snapshot_id: str, cluster: str, snapshot_time: datetime, batch_rows: int = 4096
+        self,
+        out: str,
+        *,
+        snapshot_id: str,
+        cluster: str,
+        snapshot_time: datetime,
+        batch_rows: int = 4096,
+        lock_stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
     ) -> None:
         self.filesystem, self.base = open_filesystem(out)
         self.out = out
@@ -136,19 +161,31 @@ class Snapshot:
         self.cluster = cluster
         self.snapshot_time = snapshot_time.astimezone(timezone.utc)
         self.batch_rows = batch_rows
+        self.lock_stale_after_secs = lock_stale_after_secs
+        self.run_token = secrets.token_hex(4)
+        self._local = isinstance(self.filesystem, pafs.LocalFileSystem)
+        self._manifest_path = f"{self.base}/{MANIFESTS}/{manifest_name(snapshot_id)}"
+        self._manifest_tmp = f"{self.base}/{MANIFESTS}/.{manifest_name(snapshot_id)}.tmp"
         self._tables: dict[type, _Table] = {}
         self._committed = False
+        self._commit_tried = False  # the manifest's rename was attempted: only then can a failure be a commit
         self._lock: Lock | None = None
         self._constants = {"snapshot_id": snapshot_id, "snapshot_time": self.snapshot_time, "cluster": cluster}
         self._constant_columns: list[pa.Array] = [pa.array([], type=_CONSTANT_TYPES[name]) for name in self._constants]
 
     def __enter__(self) -> Snapshot:
-        self.filesystem.create_dir(self.base, recursive=True)
+        with _io("create", self.base):
+            self.filesystem.create_dir(self.base, recursive=True)
         self._lock = Lock(
-            self.filesystem, f"{self.base}/{LOCK}", local=isinstance(self.filesystem, pafs.LocalFileSystem)
+            self.filesystem, f"{self.base}/{LOCK}", local=self._local, stale_after_secs=self.lock_stale_after_secs
         )
         self._lock.acquire()
-        roll_back_uncommitted(self.filesystem, self.base)
+        try:
+            self._replaced_files()  # a damaged manifest of this id stops the run now, not after the walk
+            roll_back_uncommitted(self.filesystem, self.base)
+        except BaseException:
+            self._lock.release()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -174,8 +211,9 @@ class Snapshot:
     def _open(self, record_type: type) -> _Table:
         name = table_name(record_type)
         directory = f"{self.base}/{name}/snapshot_date={self.snapshot_time:%Y-%m-%d}"
-        self.filesystem.create_dir(directory, recursive=True)
-        file = f"part-{safe_name(self.snapshot_id)}.parquet"
+        with _io("create", directory):
+            self.filesystem.create_dir(directory, recursive=True)
+        file = part_file_name(self.snapshot_id, self.run_token)
         table = _Table(record_type, arrow_schema(record_type), f"{directory}/{file}", f"{directory}/.{file}.tmp")
         self._tables[record_type] = table
         return table
@@ -183,9 +221,6 @@ class Snapshot:
     def _flush(self, table: _Table) -> None:
         if not table.buffer:
             return
-        if table.writer is None:
-            sink = self.filesystem.open_output_stream(table.tmp_path)
-            table.writer = pq.ParquetWriter(sink, table.schema, compression="zstd")
         rows = table.buffer
         # Column by column straight from the records' slots (attrgetter, so the loop over the rows is
         # pyarrow's and C's): a dict per row (from_pylist) cost more than the Parquet encoding itself for
@@ -193,7 +228,11 @@ class Snapshot:
         arrays = self._constant_arrays(len(rows))
         for column in table.schema.names[len(self._constants) :]:
             arrays.append(pa.array(list(map(attrgetter(column), rows)), type=table.schema.field(column).type))
-        table.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=table.schema))
+        with _io("write", table.tmp_path):
+            if table.writer is None:
+                table.sink = self.filesystem.open_output_stream(table.tmp_path)
+                table.writer = pq.ParquetWriter(table.sink, table.schema, compression="zstd")
+            table.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=table.schema))
         table.rows += len(rows)
         table.buffer = []
 
@@ -212,14 +251,16 @@ class Snapshot:
         return {table_name(t.record_type): t.rows + len(t.buffer) for t in self._tables.values()}
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
-        """Finish every file, rename each into place, then write the manifest (the commit record)."""
+        """Finish and place every file under this run's names, then commit by renaming the manifest that
+        lists them over the previous one; then remove the files the previous one listed."""
         for table in self._tables.values():
-            self._flush(table)
-            if table.writer is not None:
-                table.writer.close()
+            self._finish(table)
         for table in self._tables.values():
             if table.writer is not None:
-                self.filesystem.move(table.tmp_path, table.final_path)
+                with _io("write", table.final_path):
+                    self.filesystem.move(table.tmp_path, table.final_path)
+                table.placed = True
+        replaced = self._replaced_files()
         manifest = {
             **manifest,
             "snapshot_id": self.snapshot_id,
@@ -227,26 +268,98 @@ class Snapshot:
             "snapshot_time": self.snapshot_time.isoformat().replace("+00:00", "Z"),
             "snapshot_date": f"{self.snapshot_time:%Y-%m-%d}",
             "tables": dict(sorted(self.counts().items())),
-            "files": sorted(t.final_path[len(self.base) + 1 :] for t in self._tables.values() if t.writer is not None),
+            "files": self._files(),
             "schema_version": SCHEMA_VERSION,
             "tool": f"zkstorm {__version__}",
         }
-        self.filesystem.create_dir(f"{self.base}/{MANIFESTS}", recursive=True)
-        tmp = f"{self.base}/{MANIFESTS}/.{safe_name(self.snapshot_id)}.json.tmp"
-        with self.filesystem.open_output_stream(tmp) as stream:
-            stream.write(json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n")
-        self.filesystem.move(tmp, f"{self.base}/{MANIFESTS}/{safe_name(self.snapshot_id)}.json")
+        self._write_manifest(manifest)
         self._committed = True
+        self._remove_replaced(replaced, set(manifest["files"]))
         return manifest
 
-    def _discard(self) -> None:
-        for table in self._tables.values():
+    def _files(self) -> list[str]:
+        """This run's files, relative to OUT, as the manifest lists them."""
+        return sorted(t.final_path[len(self.base) + 1 :] for t in self._tables.values() if t.writer is not None)
+
+    def _finish(self, table: _Table) -> None:
+        """Write what is buffered and the footer, close the stream, and sync the file to disk: a committed
+        manifest must not outlive, in a power cut, the data of a file it lists."""
+        self._flush(table)
+        if table.writer is None:
+            return
+        with _io("write", table.tmp_path):
+            table.writer.close()
+            table.sink.close()
+            self._sync(table.tmp_path)
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        """The commit: the manifest written whole beside its name, synced, then renamed over it."""
+        with _io("create", f"{self.base}/{MANIFESTS}"):
+            self.filesystem.create_dir(f"{self.base}/{MANIFESTS}", recursive=True)
+        with _io("write", self._manifest_tmp):
+            with self.filesystem.open_output_stream(self._manifest_tmp) as stream:
+                stream.write(json.dumps(manifest, indent=2, sort_keys=True).encode() + b"\n")
+            self._sync(self._manifest_tmp)
+        self._commit_tried = True
+        with _io("write", self._manifest_path):
+            self.filesystem.move(self._manifest_tmp, self._manifest_path)
+
+    def _sync(self, path: str) -> None:
+        if self._local:
+            fd = os.open(path, os.O_RDONLY)
             try:
-                if table.writer is not None:
-                    table.writer.close()
-                self.filesystem.delete_file(table.tmp_path)
-            except (OSError, pa.ArrowException):
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def _replaced_files(self) -> list[str]:
+        """The files the committed manifest of this snapshot id lists (none if there is none). A damaged one
+        stops the run: replacing it would leave the files it lists looking like any run's leftovers."""
+        try:
+            previous = read_manifest(self.filesystem, self._manifest_path)
+        except DamagedManifestError as exc:
+            raise SnapshotError(
+                f"cannot re-run snapshot {self.snapshot_id!r}: its manifest {exc.path} is damaged ({exc.reason}); "
+                "its files are kept. Repair or move that manifest aside to re-run it, or give another --snapshot-id"
+            ) from None
+        return [] if previous is None else list(previous["files"])
+
+    def _remove_replaced(self, replaced: list[str], kept: set[str]) -> None:
+        """After the commit: the previous run's files, which no manifest lists any more. One that cannot be
+        removed now is a leftover the next run removes."""
+        for relative in replaced:
+            if relative in kept:
+                continue
+            try:
+                self.filesystem.delete_file(f"{self.base}/{relative}")
+            except FileNotFoundError:
                 pass
+            except OSError as exc:
+                log.warning("cannot remove %s/%s, replaced by this run: %s", self.base, relative, os_reason(exc))
+
+    def _discard(self) -> None:
+        """Remove what this run wrote: its temporary files and the files it placed. Not the placed files if
+        the manifest lists them after all (stopped between the commit's rename and its bookkeeping)."""
+        for table in self._tables.values():
+            with contextlib.suppress(OSError, pa.ArrowException):
+                if table.writer is not None:
+                    table.writer.close()  # fails again on a full disk: the file is deleted all the same
+            with contextlib.suppress(OSError, pa.ArrowException):
+                if table.sink is not None:
+                    table.sink.close()
+        placed = [t.final_path for t in self._tables.values() if t.placed]
+        if placed and self._commit_tried and self._committed_after_all():
+            return
+        for path in [t.tmp_path for t in self._tables.values()] + placed + [self._manifest_tmp]:
+            with contextlib.suppress(OSError):
+                self.filesystem.delete_file(path)
+
+    def _committed_after_all(self) -> bool:
+        try:
+            committed = read_manifest(self.filesystem, self._manifest_path)
+        except (DamagedManifestError, OSError):
+            return True  # cannot tell: keep them; the next run's roll-back decides under its rules
+        return committed is not None and bool(set(committed["files"]) & set(self._files()))
 
 
 @dataclass
@@ -270,10 +383,12 @@ def take_snapshot(
     snapshot_id: str | None = None,
     at: datetime | None = None,
     stale_after_secs: float = 30.0,
+    lock_stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
 ) -> SnapshotRun:
     """One walk of an open ``Cluster`` (``zkstorm.model``) into one committed snapshot under ``out``: the
     nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
-    default name unless given). Progress is ``cluster.stats.znodes``, for whoever polls it."""
+    default name unless given). Progress is ``cluster.stats.znodes``, for whoever polls it.
+    ``lock_stale_after_secs``: when another host's lock is taken over (``zkstorm.lock``)."""
     at = at or datetime.now(timezone.utc)
     name = name or cluster.default_name()
     snapshot_id = snapshot_id or default_snapshot_id(name, at)
@@ -281,7 +396,9 @@ def take_snapshot(
     zxid_min: int | None = None  # the range of the znodes' last changes, kept as two numbers
     zxid_max: int | None = None
     failures = unreadable = 0
-    with Snapshot(out, snapshot_id=snapshot_id, cluster=name, snapshot_time=at) as snap:
+    with Snapshot(
+        out, snapshot_id=snapshot_id, cluster=name, snapshot_time=at, lock_stale_after_secs=lock_stale_after_secs
+    ) as snap:
         for record in cluster.snapshot_records(stale_after_secs=stale_after_secs):
             snap.add(record)
             kind = type(record)
@@ -320,105 +437,120 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-class Lock:
-    """An exclusive lock file. Local: created with O_EXCL; a lock whose process is gone on this host is
-    stale and taken over. Other filesystems cannot create exclusively: a best-effort check, documented."""
-
-    def __init__(self, filesystem: pafs.FileSystem, path: str, *, local: bool) -> None:
-        self.filesystem, self.path, self.local = filesystem, path, local
-        self.held = False
-
-    def acquire(self) -> None:
-        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}
-        for _ in range(2):
-            try:
-                if self.local:
-                    fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-                    with os.fdopen(fd, "w") as fh:
-                        json.dump(owner, fh)
-                else:
-                    if self.filesystem.get_file_info(self.path).type != pafs.FileType.NotFound:
-                        raise FileExistsError(self.path)
-                    with self.filesystem.open_output_stream(self.path) as stream:
-                        stream.write(json.dumps(owner).encode())
-                self.held = True
-                return
-            except FileExistsError:
-                holder = self._holder()
-                if self.local and holder.get("host") == owner["host"] and not _alive(holder.get("pid")):
-                    log.warning("taking over a stale snapshot lock of pid %s", holder.get("pid"))
-                    self.filesystem.delete_file(self.path)
-                    continue
-                raise SnapshotError(
-                    f"another snapshot is being written to this OUT (lock {self.path}, pid {holder.get('pid')} on "
-                    f"{holder.get('host')})"
-                ) from None
-        raise SnapshotError(f"cannot take the lock {self.path}")
-
-    def _holder(self) -> dict[str, Any]:
-        try:
-            with self.filesystem.open_input_stream(self.path) as stream:
-                return dict(json.loads(stream.read()))
-        except (OSError, ValueError):
-            return {}
-
-    def release(self) -> None:
-        if self.held:
-            with contextlib.suppress(OSError):
-                self.filesystem.delete_file(self.path)
-            self.held = False
-
-
-def _alive(pid: Any) -> bool:
+def read_manifest(filesystem: pafs.FileSystem, path: str) -> dict[str, Any] | None:
+    """The manifest at ``path``, checked (``zkstorm.manifest.parse_manifest``); None if there is none. One
+    that cannot be read, even for an I/O error, is damaged: what it lists must not look unlisted."""
     try:
-        os.kill(int(pid), 0)
-    except (OSError, TypeError, ValueError):
-        return False
-    return True
+        # asked first: not every filesystem (object stores) reports a missing file as FileNotFoundError
+        if filesystem.get_file_info(path).type == pafs.FileType.NotFound:
+            return None
+        with filesystem.open_input_stream(path) as stream:
+            data = stream.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise DamagedManifestError(path, f"cannot read it: {os_reason(exc)}") from None
+    return parse_manifest(path, data)
+
+
+@dataclass
+class ManifestScan:
+    """Every manifest under OUT: the readable ones (by path, oldest snapshot first) and the damaged."""
+
+    manifests: dict[str, dict[str, Any]]
+    damaged: list[DamagedManifestError]
+
+
+def scan_manifests(filesystem: pafs.FileSystem, base: str) -> ManifestScan:
+    directory = f"{base}/{MANIFESTS}"
+    with _io("list", directory):
+        infos = filesystem.get_file_info(pafs.FileSelector(directory, allow_not_found=True))
+    found: list[tuple[str, dict[str, Any]]] = []
+    damaged = []
+    for info in infos:
+        if info.type == pafs.FileType.Directory or not is_manifest_name(info.base_name):
+            continue
+        try:
+            manifest = read_manifest(filesystem, info.path)
+        except DamagedManifestError as exc:
+            damaged.append(exc)
+            continue
+        if manifest is not None:
+            found.append((info.path, manifest))
+    found.sort(key=lambda item: (manifest_time(item[1]), item[1]["snapshot_id"]))
+    return ManifestScan(dict(found), sorted(damaged, key=lambda d: d.path))
 
 
 def list_manifests(filesystem: pafs.FileSystem, base: str) -> list[dict[str, Any]]:
-    selector = pafs.FileSelector(f"{base}/{MANIFESTS}", allow_not_found=True)
-    out = []
-    for info in filesystem.get_file_info(selector):
-        if info.is_file and info.base_name.endswith(".json") and not info.base_name.startswith("."):
-            with filesystem.open_input_stream(info.path) as stream:
-                out.append(json.loads(stream.read()))
-    return sorted(out, key=lambda m: m["snapshot_time"])
+    """The committed snapshots' manifests, oldest first; each damaged one is skipped with a warning."""
+    scan = scan_manifests(filesystem, base)
+    for damaged in scan.damaged:
+        log.warning("%s; skipped", damaged)
+    return list(scan.manifests.values())
 
 
 def roll_back_uncommitted(filesystem: pafs.FileSystem, base: str) -> None:
-    """Remove what a killed run left: hidden temporary files, and part files no manifest lists."""
-    committed = {f for m in list_manifests(filesystem, base) for f in m.get("files", ())}
-    selector = pafs.FileSelector(base, recursive=True, allow_not_found=True)
-    for info in filesystem.get_file_info(selector):
-        if not info.is_file:
+    """Remove what a stopped run left, under the lock (so no run is writing): temporary files, and part
+    files that are provably uncommitted: listed by no manifest, and of no snapshot id whose manifest is
+    damaged (whatever such a manifest listed is kept until it is repaired or moved aside)."""
+    scan = scan_manifests(filesystem, base)
+    committed = {f for m in scan.manifests.values() for f in m["files"]}
+    guarded = [posixpath.basename(d.path)[: -len(".json")] for d in scan.damaged]
+    for damaged in scan.damaged:
+        log.warning("%s; skipped, and the part files of its snapshot id are kept", damaged)
+    with _io("list", base):
+        infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+    for info in infos:
+        if info.type == pafs.FileType.Directory:
             continue
-        rel = info.path[len(base) + 1 :]
-        if rel.startswith((MANIFESTS + "/", LOCK)):
+        relative = info.path[len(base) + 1 :]
+        kind = _leftover_kind(relative)
+        if kind == "part" and (relative in committed or any(may_list(stem, info.base_name) for stem in guarded)):
             continue
-        if info.base_name.startswith(".") and info.base_name.endswith(".tmp"):
-            filesystem.delete_file(info.path)
-        elif info.base_name.startswith("part-") and rel not in committed:
-            log.warning("removing %s: written by a run that did not commit", rel)
-            filesystem.delete_file(info.path)
+        if kind == "part":
+            log.warning("removing %s: written by a run that did not commit", relative)
+        if kind is not None:
+            with _io("remove", info.path), contextlib.suppress(FileNotFoundError):
+                filesystem.delete_file(info.path)
+
+
+def _leftover_kind(relative: str) -> str | None:
+    """What a path under OUT is, for roll-back: a run's temporary file (``temporary``), a table's part
+    file (``part``), or nothing roll-back touches (manifests, the lock, anything not zkstorm's)."""
+    parts = relative.split("/")
+    name = parts[-1]
+    temporary = name.startswith(".") and name.endswith(".tmp")
+    if len(parts) == 1:
+        return "temporary" if temporary and name.startswith(f".{LOCK}-") else None
+    if len(parts) == 2:
+        return "temporary" if temporary and parts[0] == MANIFESTS else None
+    if len(parts) != 3 or parts[0][:1] in ("_", ".") or not parts[1].startswith("snapshot_date="):
+        return None
+    if temporary and name.startswith(".part-"):
+        return "temporary"
+    return "part" if name.startswith("part-") and name.endswith(".parquet") else None
 
 
 def prune(filesystem: pafs.FileSystem, base: str, keep_days: int, today: date) -> list[str]:
-    """Delete snapshot_date partitions (and their manifests) older than ``keep_days``."""
+    """Delete snapshot_date partitions older than ``keep_days``, their manifests first: a manifest never
+    outlives the files it lists, whenever the run stops. A damaged manifest is left alone."""
     cutoff = today - timedelta(days=keep_days)
+    for path, manifest in scan_manifests(filesystem, base).manifests.items():
+        if date.fromisoformat(manifest["snapshot_date"]) < cutoff:
+            with _io("remove", path):
+                filesystem.delete_file(path)
     removed = []
-    for info in filesystem.get_file_info(pafs.FileSelector(base, allow_not_found=True)):
+    with _io("list", base):
+        tables = filesystem.get_file_info(pafs.FileSelector(base, allow_not_found=True))
+    for info in tables:
         if info.type != pafs.FileType.Directory or info.base_name.startswith(("_", ".")):
             continue
         for part in filesystem.get_file_info(pafs.FileSelector(info.path, allow_not_found=True)):
             match = re.fullmatch(r"snapshot_date=(\d{4}-\d{2}-\d{2})", part.base_name)
             if match and date.fromisoformat(match.group(1)) < cutoff:
-                filesystem.delete_dir(part.path)
+                with _io("remove", part.path):
+                    filesystem.delete_dir(part.path)
                 removed.append(part.path[len(base) + 1 :])
-    for manifest in list_manifests(filesystem, base):
-        if date.fromisoformat(manifest["snapshot_date"]) < cutoff:
-            filesystem.delete_file(f"{base}/{MANIFESTS}/{safe_name(manifest['snapshot_id'])}.json")
     return removed
 
 

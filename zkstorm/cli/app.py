@@ -7,26 +7,30 @@ rich, pyarrow, the decoders) are imported inside the commands so that ``zkstorm 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import click
 
 from .. import __version__
-from ..errors import ExitCode, UsageError, ZkstormError
+from ..errors import ExitCode, Interrupted, UsageError, ZkstormError
 
 log = logging.getLogger("zkstorm")
 
 EXIT_CODES_HELP = """\b
 Exit codes: 0 ok, 1 error, 2 usage, 3 ZooKeeper unreachable or auth refused,
 4 not found, 5 decode failures or unreadable znodes (with --strict), 6 unhealthy
-(with --check), 7 damaged or missing ZooKeeper files (--from-files), 130 interrupted."""
+(with --check), 7 damaged or missing ZooKeeper files (--from-files), 130 interrupted
+(Ctrl-C), 143 and 129 stopped by SIGTERM and SIGHUP (128 + the signal)."""
 
 
 def _fail(message: str, code: int) -> NoReturn:
@@ -52,12 +56,45 @@ def say(message: str) -> None:
 _GC_THRESHOLDS = (100_000, 20, 10)
 
 
+_STOP_SIGNALS = {"SIGTERM": ExitCode.TERMINATED, "SIGHUP": ExitCode.HANGUP}
+
+
+@contextlib.contextmanager
+def stop_signals_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM (systemd's stop, ``kill``) and SIGHUP stop it the way Ctrl-C does:
+    ``Interrupted`` is raised in the main thread, so every ``with`` block cleans up (a snapshot's
+    temporary files and its lock) instead of the process vanishing mid-write. Once: a second signal
+    while that cleanup runs is ignored, so it is not cut short (SIGKILL still ends anything)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous: dict[int, Any] = {}
+
+    def interrupt(signum: int, frame: Any) -> None:
+        for number in previous:
+            signal.signal(number, signal.SIG_IGN)
+        name = signal.Signals(signum).name
+        raise Interrupted(name, _STOP_SIGNALS[name])
+
+    for name in _STOP_SIGNALS:
+        number = getattr(signal, name, None)  # no SIGHUP on Windows
+        if number is not None:
+            previous[number] = signal.signal(number, interrupt)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 class ZkstormGroup(click.Group):
     """Maps every escaping error to one stderr line and its documented exit code; never a traceback."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except Interrupted as exc:  # here, before click turns it into an Abort that prints a blank line
+            _fail(f"interrupted by {exc.signal_name}", exc.exit_code)
         except BrokenPipeError:
             # The reader went away (`| head`): not an error worth a message or a failing exit code (click
             # would exit 1). Here, before click sees it: what is still buffered for stdout goes nowhere,
@@ -71,15 +108,21 @@ class ZkstormGroup(click.Group):
         kwargs.setdefault("standalone_mode", True)
         gc.set_threshold(*_GC_THRESHOLDS)
         try:
-            return super().main(*args, **{**kwargs, "standalone_mode": False})
+            with stop_signals_interrupt():
+                return super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
             stop_progress()
             exc.show()
             sys.exit(ExitCode.USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
-        except click.Abort:
+        except click.Abort as exc:
+            cause = exc.__cause__  # click's Abort for a KeyboardInterrupt outside a command (while parsing)
+            if isinstance(cause, Interrupted):
+                _fail(f"interrupted by {cause.signal_name}", cause.exit_code)
             _fail("interrupted", ExitCode.INTERRUPTED)
+        except Interrupted as exc:
+            _fail(f"interrupted by {exc.signal_name}", exc.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted", ExitCode.INTERRUPTED)
         except ZkstormError as exc:
@@ -511,5 +554,5 @@ def watch_view(
                     console.print(watch_line(change))
             sys.stdout.flush()
             warn_about(settings.opened.problems if settings.opened is not None else [])
-    except KeyboardInterrupt:
-        sys.exit(ExitCode.INTERRUPTED)
+    except KeyboardInterrupt as exc:
+        sys.exit(exc.exit_code if isinstance(exc, Interrupted) else ExitCode.INTERRUPTED)

@@ -41,6 +41,14 @@ def _utc_time(value: str) -> Any:
 )
 @click.option("--keep-days", type=click.IntRange(1), default=None, help="Delete snapshots older than N days.")
 @click.option("--stale-after", default="30s", show_default=True, help="Worker heartbeat staleness threshold.")
+@click.option(
+    "--lock-stale-after",
+    envvar="ZKSTORM_LOCK_STALE_AFTER",
+    default="6h",
+    show_default=True,
+    help="Take over OUT/_lock of another host once it is this old (a snapshot's longest plausible run); "
+    "a lock of this host is taken over as soon as its process is gone.",
+)
 @click.pass_obj
 def snapshot(
     settings: Settings,
@@ -50,10 +58,12 @@ def snapshot(
     snapshot_time: str | None,
     keep_days: int | None,
     stale_after: str,
+    lock_stale_after: str,
 ) -> None:
     """Export every decoded record of one walk to Parquet under OUT (a path or a pyarrow filesystem URI),
     one dataset per record type, partitioned by snapshot_date. Secrets stay redacted; --show-secrets does
-    not apply here. Cron-ready: atomic per file, locked, idempotent per snapshot id."""
+    not apply here. Cron-ready: atomic per snapshot (its manifest commits it), locked, idempotent per
+    snapshot id; a failed or stopped run leaves the committed snapshot as it was."""
     from datetime import datetime, timezone
 
     from ..snapshot import prune, take_snapshot
@@ -62,6 +72,7 @@ def snapshot(
         click.echo("zkstorm: note: --show-secrets does not apply to snapshots; secrets stay redacted", err=True)
         settings.show_secrets = False
     at = _utc_time(snapshot_time) if snapshot_time else datetime.now(timezone.utc)
+    lock_stale_after_secs = parse_duration(lock_stale_after)
     started = time.monotonic()
     with settings.cluster(verify_digest=True) as cluster:
         run = take_snapshot(
@@ -71,6 +82,7 @@ def snapshot(
             snapshot_id=snapshot_id,
             at=at,
             stale_after_secs=parse_duration(stale_after),
+            lock_stale_after_secs=lock_stale_after_secs,
         )
     removed = prune(run.filesystem, run.base, keep_days, at.date()) if keep_days else []
     rows = sum(run.manifest["tables"].values())

@@ -2,21 +2,28 @@
 
 Rows are compared whole (without the snapshot's own id, time and cluster columns) as multisets, so a
 row that changed shows as one removed and one added; the examples let a person see which. Reading
-goes through the manifests, so only committed files are compared. Plain pyarrow: two snapshots fit in
-one process, no Spark needed.
+goes through the manifests: exactly the files a snapshot's manifest lists are compared. A snapshot
+whose manifest or files cannot be read is one line naming the file (exit 1). Plain pyarrow: two
+snapshots fit in one process, no Spark needed.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from ..errors import FailureType, NotFoundError
-from ..snapshot import list_manifests, open_filesystem
+from ..errors import FailureType, NotFoundError, SnapshotError
+from ..lock import os_reason
+from ..manifest import manifest_name
+from ..snapshot import open_filesystem, scan_manifests
+
+log = logging.getLogger(__name__)
 
 META = ("snapshot_id", "snapshot_time", "cluster", "snapshot_date")
 EXAMPLES = 5
@@ -34,19 +41,32 @@ class TableDiff:
 
 
 def find_manifest(filesystem: pafs.FileSystem, base: str, snapshot_id: str) -> dict[str, Any]:
-    manifests = list_manifests(filesystem, base)
-    for manifest in manifests:
+    """The committed manifest of ``snapshot_id``. Its manifest damaged: ``SnapshotError`` (exit 1: the
+    snapshot is there, but cannot be read); no manifest at all: ``NotFoundError`` (exit 4)."""
+    scan = scan_manifests(filesystem, base)
+    for manifest in scan.manifests.values():
         if manifest["snapshot_id"] == snapshot_id:
             return manifest
-    known = ", ".join(m["snapshot_id"] for m in manifests[-10:]) or "none"
+    for damaged in scan.damaged:
+        if damaged.path.endswith(f"/{manifest_name(snapshot_id)}"):
+            raise SnapshotError(f"snapshot {snapshot_id!r} cannot be compared: {damaged}")
+    for damaged in scan.damaged:  # one of them may be the snapshot meant
+        log.warning("%s; skipped", damaged)
+    known = ", ".join(m["snapshot_id"] for m in list(scan.manifests.values())[-10:]) or "none"
     raise NotFoundError(f"no committed snapshot {snapshot_id!r} under {base}; newest: {known}")
 
 
 def _rows(filesystem: pafs.FileSystem, base: str, manifest: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     tables: dict[str, list[dict[str, Any]]] = {}
-    for relative in manifest.get("files", ()):
+    for relative in manifest["files"]:
         name = relative.split("/", 1)[0]
-        table = pq.read_table(f"{base}/{relative}", filesystem=filesystem)
+        try:
+            table = pq.read_table(f"{base}/{relative}", filesystem=filesystem)
+        except (OSError, pa.ArrowException) as exc:
+            reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
+            raise SnapshotError(
+                f"cannot read {base}/{relative} of snapshot {manifest['snapshot_id']!r}: {reason}"
+            ) from None
         keep = [c for c in table.column_names if c not in META]
         rows = table.select(keep).to_pylist()
         if name == "decode_failures":  # older snapshots spelled failure types with hyphens

@@ -1,23 +1,25 @@
 """The committed snapshots of a dataset, as Spark sees them.
 
 Only what a manifest lists is read: a snapshot without a manifest (a run that was killed or is still
-writing) does not exist for the job, and neither does a part file that no manifest names. Manifests
-and files are read through Spark, so SNAPSHOTS may be any path Hadoop can open (``hdfs://``,
-``s3a://``, ``file://``, a local folder).
+writing) does not exist for the job, and neither does a part file that no manifest names. A damaged
+manifest is skipped with one warning naming it (``zkstorm.manifest`` checks every manifest the same
+way for the snapshot writer, ``diff`` and this job). Manifests and files are read through Spark, so
+SNAPSHOTS may be any path Hadoop can open (``hdfs://``, ``s3a://``, ``file://``, a local folder).
 """
 
 from __future__ import annotations
 
 import functools
-import json
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from typing import Any
 
-from ..errors import ZkstormError
+from ..errors import DamagedManifestError
+from ..manifest import MANIFESTS, manifest_time, parse_manifest
 
-MANIFESTS = "_manifests"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,10 +32,6 @@ class SnapshotRef:
     rows: dict[str, int]  # table → rows, from the manifest
 
 
-def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(timezone.utc)
-
-
 class SnapshotSet:
     """The committed snapshots under ``base`` between ``since`` and ``until`` (dates, inclusive)."""
 
@@ -44,31 +42,27 @@ class SnapshotSet:
         kept = [
             m
             for m in manifests
-            if (since is None or _time(m["snapshot_time"]).date() >= since)
-            and (until is None or _time(m["snapshot_time"]).date() <= until)
+            if (since is None or manifest_time(m).date() >= since)
+            and (until is None or manifest_time(m).date() <= until)
         ]
-        kept.sort(key=lambda m: (m["cluster"], m["snapshot_time"]))
+        kept.sort(key=lambda m: (m["cluster"], manifest_time(m)))
         refs: list[SnapshotRef] = []
         position: dict[str, int] = {}
         for m in kept:
             index = position.get(m["cluster"], 0)
             position[m["cluster"]] = index + 1
-            files = tuple(f"{self.base}/{f}" for f in m.get("files", ()))
-            rows = {k: int(v) for k, v in (m.get("tables") or {}).items() if isinstance(v, int)}
-            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], _time(m["snapshot_time"]), index, files, rows))
+            files = tuple(f"{self.base}/{f}" for f in m["files"])
+            rows = {k: int(v) for k, v in m["tables"].items() if isinstance(v, int)}
+            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], manifest_time(m), index, files, rows))
         self.snapshots = refs
 
     def _manifests(self) -> list[dict[str, Any]]:
         manifests = []
         for path, text in text_files(self.spark, f"{self.base}/{MANIFESTS}/*.json"):
             try:
-                manifest = json.loads(text)
-                _time(manifest["snapshot_time"])
-                if not all(isinstance(manifest.get(k), str) for k in ("snapshot_id", "cluster")):
-                    raise KeyError("snapshot_id or cluster")
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                raise ZkstormError(f"{path}: not a zkstorm snapshot manifest ({type(exc).__name__}: {exc})") from None
-            manifests.append(manifest)
+                manifests.append(parse_manifest(path, text))
+            except DamagedManifestError as exc:
+                log.warning("%s; skipped", exc)
         return manifests
 
     def __len__(self) -> int:
