@@ -374,7 +374,7 @@ def test_health_rules_on_a_hand_built_state() -> None:
 
     def assignment(partition: int, replicas: tuple[int, ...]) -> KafkaReplicaAssignment:
         return KafkaReplicaAssignment(
-            topic="orders", partition=partition, replicas=replicas, adding_replicas=(), removing_replicas=()
+            topic="orders", partition=partition, replicas=replicas, adding_replicas=(), removing_replicas=(), root="/"
         )
 
     def leader_isr(partition: int, leader: int, isr: tuple[int, ...]) -> KafkaPartitionState:
@@ -388,6 +388,7 @@ def test_health_rules_on_a_hand_built_state() -> None:
             version=1,
             leader_recovery_state=0,
             zk_version=9,
+            root="/",
         )
 
     state = KafkaState(root="/", registered={1, 2})
@@ -436,7 +437,13 @@ def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None
 
     many = [
         KafkaFinding(
-            finding="under_replicated", level="warning", topic=f"t{p % 7}", partition=p, broker_id=None, detail="x"
+            finding="under_replicated",
+            level="warning",
+            topic=f"t{p % 7}",
+            partition=p,
+            broker_id=None,
+            detail="x",
+            root="/",
         )
         for p in range(100_000)
     ] + [
@@ -447,6 +454,7 @@ def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None
             partition=None,
             broker_id=9,
             detail="broker 9 is gone",
+            root="/",
         )
     ]
     summary = summarize_findings(many)

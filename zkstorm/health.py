@@ -96,6 +96,7 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         if s is None and key in state.unreadable_states:
             yield (
                 KafkaPartition(
+                    root=state.root,
                     topic=a.topic,
                     partition=a.partition,
                     replicas=a.replicas,
@@ -139,6 +140,7 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         )
         yield (
             KafkaPartition(
+                root=state.root,
                 topic=a.topic,
                 partition=a.partition,
                 replicas=a.replicas,
@@ -192,7 +194,13 @@ def kafka_health_records(
     ) -> None:
         out.append(
             KafkaFinding(
-                finding=kind, level=level, topic=topic, partition=partition, broker_id=broker_id, detail=detail
+                finding=kind,
+                level=level,
+                topic=topic,
+                partition=partition,
+                broker_id=broker_id,
+                detail=detail,
+                root=state.root,
             )
         )
 
@@ -438,11 +446,11 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
     """Per rule, in the order ``sort_findings`` gives (errors first): its count, the most affected
     topics and the brokers it names, and one explanation. A rule about brokers or the cluster (few rows)
     keeps each row's own explanation; a rule about partitions says what it means and where it is."""
-    by_rule: dict[tuple[str, str], list[KafkaFinding]] = {}
+    by_rule: dict[tuple[str, str, str], list[KafkaFinding]] = {}
     for f in findings:
-        by_rule.setdefault((f.finding, f.level), []).append(f)
+        by_rule.setdefault((f.root, f.finding, f.level), []).append(f)
     out = []
-    for (finding, level), rows in by_rule.items():
+    for (root, finding, level), rows in by_rule.items():
         topics = Counter(f.topic for f in rows if f.topic is not None)
         top = tuple(f"{t} ({n})" for t, n in topics.most_common(TOP_TOPICS))
         brokers = tuple(sorted({f.broker_id for f in rows if f.broker_id is not None}))
@@ -456,7 +464,13 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
             )
         out.append(
             KafkaFindingSummary(
-                finding=finding, level=level, count=len(rows), topics=top, brokers=brokers, explanation=explanation
+                finding=finding,
+                level=level,
+                count=len(rows),
+                topics=top,
+                brokers=brokers,
+                explanation=explanation,
+                root=root,
             )
         )
     return out

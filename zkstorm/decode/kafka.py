@@ -336,6 +336,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
                 f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type=FailureType.WRONG_TYPE
             ) from None
     broker = KafkaBroker(
+        root=context.root,
         broker_id=int(broker_id_text) if _DIGITS.match(broker_id_text) else -1,
         alive=True,
         version=version,
@@ -393,6 +394,7 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
         )
     rows = [
         KafkaReplicaAssignment(
+            root=context.root,
             topic=topic,
             partition=p,
             replicas=partitions[p],
@@ -404,6 +406,7 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     reassigning = [r for r in rows if r.adding_replicas or r.removing_replicas]
     first = rows[0] if rows else None
     record = KafkaTopic(
+        root=context.root,
         topic=topic,
         version=version or 0,
         topic_id=topic_id,
@@ -413,6 +416,7 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     )
     moves = [
         KafkaReassignment(
+            root=context.root,
             topic=topic,
             partition=r.partition,
             target_replicas=tuple(b for b in r.replicas if b not in r.removing_replicas),
@@ -447,6 +451,7 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
         # what is missing, mistyped or new
         return [
             KafkaPartitionState(
+                root=context.root,
                 topic=topic,
                 partition=int(partition) if _DIGITS.match(partition) else -1,
                 leader=obj["leader"],
@@ -464,6 +469,7 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
 def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, partition: str) -> list[Any]:
     f = Fields(_object(parsed, "a partition state"))
     state = KafkaPartitionState(
+        root=context.root,
         topic=topic,
         partition=int(partition) if _DIGITS.match(partition) else -1,
         leader=f.integer("leader") or 0,
@@ -488,6 +494,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
     text = data.decode("utf-8", "replace").strip()
     if _DIGITS.match(text):  # before 0.8.1: the bare broker id
         controller = KafkaController(
+            root=context.root,
             broker_id=int(text),
             version=0,
             timestamp_ms=None,
@@ -505,6 +512,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
     kraft_epoch = f.integer("kraftControllerEpoch", required=False)
     f.check("controller znode")
     controller = KafkaController(
+        root=context.root,
         broker_id=broker_id if broker_id is not None else -1,
         version=version or 0,
         timestamp_ms=timestamp,
@@ -537,7 +545,7 @@ def decode_controller_epoch(context: DecodeContext, data: bytes | None) -> list[
     if epoch is None:
         return warnings
     zk_version = context.stat.version if context.stat is not None else None
-    return [KafkaControllerEpoch(epoch=epoch, zk_version=zk_version), *warnings]
+    return [KafkaControllerEpoch(root=context.root, epoch=epoch, zk_version=zk_version), *warnings]
 
 
 # --- configs ------------------------------------------------------------------------------------------
@@ -581,11 +589,25 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
         sensitive = is_sensitive_config(entity_type, key, value)
         shown = value if (context.show_secrets or not sensitive) else _redact(key, value)
         rows.append(
-            KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=key, value=shown, sensitive=sensitive)
+            KafkaConfig(
+                root=context.root,
+                entity_type=entity_type,
+                entity_name=entity_name,
+                key=key,
+                value=shown,
+                sensitive=sensitive,
+            )
         )
     if not rows:  # every override deleted: the entity is still there
         rows.append(
-            KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=None, value=None, sensitive=False)
+            KafkaConfig(
+                root=context.root,
+                entity_type=entity_type,
+                entity_name=entity_name,
+                key=None,
+                value=None,
+                sensitive=False,
+            )
         )
     extra = _version_warning(f, version, 1, "config znode")
     return [*rows, *_warnings(context, "kafka_config", parsed, extra)]
@@ -598,14 +620,18 @@ def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any
     parsed = load_json(data)
     context.encoding = parsed.encoding
     if isinstance(parsed.value, str):  # 0.8.1-0.8.2: the JSON string of a topic name
-        change = KafkaConfigChange(node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}")
+        change = KafkaConfigChange(
+            root=context.root, node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}"
+        )
         return [change, *_warnings(context, "kafka_config_change", parsed)]
     f = Fields(_object(parsed, "a config change"))
     version = f.integer("version")
     # 0.9-0.10.0 wrote entity_type and entity_name; 0.10.1+ writes entity_path
     path = f"{f.string('entity_type')}/{f.string('entity_name')}" if version == 1 else f.string("entity_path") or ""
     f.check("config change")
-    change = KafkaConfigChange(node=node, sequence=_sequence(node), version=version or 0, entity_path=path)
+    change = KafkaConfigChange(
+        root=context.root, node=node, sequence=_sequence(node), version=version or 0, entity_path=path
+    )
     return [change, *_warnings(context, "kafka_config_change", parsed, _version_warning(f, version, 2, "change"))]
 
 
@@ -632,6 +658,7 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                 principal, permission, operation, host = (v or "" for v in values)
                 rows.append(
                     KafkaAcl(
+                        root=context.root,
                         pattern_type=pattern_type,
                         resource_type=resource_type,
                         resource_name=resource_name,
@@ -644,6 +671,7 @@ def _acl_decoder(pattern_type: str) -> Decoder:
         f.check("ACL znode")
         if not rows:  # an ACL znode whose list is empty: the resource is still listed
             empty = KafkaAcl(
+                root=context.root,
                 pattern_type=pattern_type,
                 resource_type=resource_type,
                 resource_name=resource_name,
@@ -671,6 +699,7 @@ def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> lis
         raise DecodeError(f"expected Type:name, got {text[:60]!r}", failure_type=FailureType.WRONG_TYPE)
     return [
         KafkaAclChange(
+            root=context.root,
             node=node,
             sequence=_sequence(node),
             pattern_type="LITERAL",
@@ -686,6 +715,7 @@ def decode_acl_change_extended(context: DecodeContext, parsed: Json) -> list[Any
     f = Fields(_object(parsed, "an ACL change"))
     f.integer("version")
     change = KafkaAclChange(
+        root=context.root,
         node=node,
         sequence=_sequence(node),
         pattern_type=f.string("patternType") or "",
@@ -719,7 +749,7 @@ def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]
     f = Fields(_object(parsed, "a reassignment"))
     f.integer("version")
     rows = [
-        KafkaReassignment(topic=t, partition=p, target_replicas=r, source="admin")
+        KafkaReassignment(root=context.root, topic=t, partition=p, target_replicas=r, source="admin")
         for t, p, r in _topic_partitions(f, True)
     ]
     f.check("reassignment")
@@ -730,14 +760,14 @@ def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]
 def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a preferred replica election"))
     f.integer("version", required=False)
-    rows = [KafkaPreferredElection(topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
+    rows = [KafkaPreferredElection(root=context.root, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
     f.check("preferred replica election")
     return [*rows, *_warnings(context, "kafka_preferred_election", parsed)]
 
 
 def decode_topic_deletion(context: DecodeContext, data: bytes | None) -> list[Any]:
     marked = context.stat.ctime if context.stat is not None else None
-    return [KafkaTopicDeletion(topic=_segments(context)[-1], marked_ms=marked)]
+    return [KafkaTopicDeletion(root=context.root, topic=_segments(context)[-1], marked_ms=marked)]
 
 
 @_payload("kafka_isr_change")
@@ -745,9 +775,11 @@ def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
     node = _segments(context)[-1]
     f = Fields(_object(parsed, "an ISR change notification"))
     f.integer("version")
-    rows = [KafkaIsrChange(node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
+    rows = [
+        KafkaIsrChange(root=context.root, node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)
+    ]
     f.check("ISR change notification")
-    rows = rows or [KafkaIsrChange(node=node, topic=None, partition=None)]
+    rows = rows or [KafkaIsrChange(root=context.root, node=node, topic=None, partition=None)]
     return [*rows, *_warnings(context, "kafka_isr_change", parsed)]
 
 
@@ -756,7 +788,10 @@ def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a log dir event"))
     f.integer("version")
     event = KafkaLogDirEvent(
-        node=_segments(context)[-1], broker_id=f.integer("broker") or -1, event=f.integer("event") or 0
+        root=context.root,
+        node=_segments(context)[-1],
+        broker_id=f.integer("broker") or -1,
+        event=f.integer("event") or 0,
     )
     f.check("log dir event")
     return [event, *_warnings(context, "kafka_log_dir_event", parsed)]
@@ -775,6 +810,7 @@ def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
     timestamp = f.str_ms("timestamp", required=False)
     f.check("consumer registration")
     member = KafkaConsumerMember(
+        root=context.root,
         group=segments[-3],
         consumer_id=segments[-1],
         version=version,
@@ -796,6 +832,7 @@ def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[An
     partition = segments[-1]
     return [
         KafkaConsumerOwner(
+            root=context.root,
             group=segments[-4],
             topic=segments[-2],
             partition=int(partition) if _DIGITS.match(partition) else -1,
@@ -811,6 +848,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
         return warnings
     partition = segments[-1]
     row = KafkaConsumerOffset(
+        root=context.root,
         group=segments[-4],
         topic=segments[-2],
         partition=int(partition) if _DIGITS.match(partition) else -1,
@@ -825,7 +863,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
 @_payload("kafka_cluster_id")
 def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "the cluster id"))
-    record = KafkaClusterId(cluster_id=f.string("id") or "", version=f.string("version") or "")
+    record = KafkaClusterId(root=context.root, cluster_id=f.string("id") or "", version=f.string("version") or "")
     f.check("cluster id")
     return [record, *_warnings(context, "kafka_cluster_id", parsed)]
 
@@ -838,7 +876,11 @@ def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
     start, end = f.str_ms("block_start"), f.str_ms("block_end")
     f.check("producer id block")
     block = KafkaProducerIdBlock(
-        version=version or 0, broker_id=broker if broker is not None else -1, block_start=start or 0, block_end=end or 0
+        root=context.root,
+        version=version or 0,
+        broker_id=broker if broker is not None else -1,
+        block_start=start or 0,
+        block_end=end or 0,
     )
     return [block, *_warnings(context, "kafka_producer_id_block", parsed)]
 
@@ -851,6 +893,7 @@ def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
     features = f.obj_field("features", required=False)
     f.check("feature znode")
     record = KafkaFeature(
+        root=context.root,
         version=version or 0,
         status="Enabled" if status == 1 else "Disabled",
         finalized_features=tuple(f"{name}={_range(spec)}" for name, spec in sorted(features.items())),
@@ -874,6 +917,7 @@ def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
     f.check("migration znode")
     version, offset, controller, metadata_epoch, controller_epoch = (v if v is not None else -1 for v in values)
     record = KafkaMigration(
+        root=context.root,
         version=version,
         kraft_metadata_offset=offset,
         kraft_controller_id=controller,
@@ -889,6 +933,7 @@ def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
 def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a delegation token"))
     token = KafkaDelegationToken(
+        root=context.root,
         token_id=_segments(context)[-1],
         owner=f.string("owner", required=False) or "",
         expiry_ms=f.integer("expiryTimestamp", required=False),
@@ -1022,13 +1067,14 @@ def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | Non
     name = _segments(context)[-1]
     if not name.lstrip("-").isdigit():
         return None
-    return empty_broker(int(name), alive=True, decode_status=status)  # registered: its znode exists
+    return empty_broker(int(name), alive=True, root=context.root, decode_status=status)  # registered: its znode exists
 
 
-def empty_broker(broker_id: int, *, alive: bool, decode_status: str = "ok") -> KafkaBroker:
+def empty_broker(broker_id: int, *, alive: bool, root: str, decode_status: str = "ok") -> KafkaBroker:
     """A broker known by its id alone: named in a replica list, or registered with bytes that say
     nothing (``decode_status`` says why)."""
     return KafkaBroker(
+        root=root,
         broker_id=broker_id,
         alive=alive,
         version=None,
@@ -1049,6 +1095,7 @@ def empty_broker(broker_id: int, *, alive: bool, decode_status: str = "ok") -> K
 
 def topic_placeholder(context: DecodeContext, status: str) -> KafkaTopic:
     return KafkaTopic(
+        root=context.root,
         topic=_segments(context)[-1],
         version=None,
         topic_id=None,

@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ..errors import FailureType, NotFoundError
-from ..snapshot import list_manifests, open_filesystem
+from ..snapshot import list_manifests, manifest_root, open_filesystem
 
 META = ("snapshot_id", "snapshot_time", "cluster", "snapshot_date")
 EXAMPLES = 5
@@ -49,6 +49,10 @@ def _rows(filesystem: pafs.FileSystem, base: str, manifest: dict[str, Any]) -> d
         table = pq.read_table(f"{base}/{relative}", filesystem=filesystem)
         keep = [c for c in table.column_names if c not in META]
         rows = table.select(keep).to_pylist()
+        legacy_root = manifest_root(manifest, name) if "root" not in table.column_names else None
+        if legacy_root is not None:  # written before rows carried their root: the one its manifest names
+            for row in rows:
+                row["root"] = legacy_root
         if name == "decode_failures":  # older snapshots spelled failure types with hyphens
             for row in rows:
                 row["failure_type"] = FailureType.of(row["failure_type"]).value
