@@ -29,6 +29,7 @@ from .records import (
 # --- Kafka (kafka.md §3.5; the rules of kafka-topics.sh --describe, from ZooKeeper alone) ---------------
 
 ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible in ZooKeeper
+RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
 
 
 @dataclass
@@ -129,11 +130,16 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         under_min_isr = leader == -1 or len(isr) < min_isr
         at_min_isr = leader >= 0 and len(isr) == min_isr
         preferred = leader < 0 or not a.replicas or leader == a.replicas[0]
+        # KIP-704: a leader elected uncleanly (from outside the ISR) stays RECOVERING until it has
+        # truncated its log; what it lost is lost, and the ISR cannot grow meanwhile
+        recovering = s is not None and s.leader_recovery_state == RECOVERING
         health = (
             "offline"
             if offline
             else "under_min_isr"
             if under_min_isr
+            else "recovering"
+            if recovering
             else "under_replicated"
             if under_replicated
             else "ok"
@@ -325,6 +331,17 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
             p.topic,
             p.partition,
         )
+    if p.leader_recovery_state == RECOVERING:
+        add(
+            "leader_recovering",
+            "warning",
+            f"{where}: leader {p.leader} was elected uncleanly (from outside the ISR) and is still recovering "
+            "(leader_recovery_state 1, KIP-704): records the old ISR held may be lost, and the ISR cannot grow "
+            "until it finishes",
+            p.topic,
+            p.partition,
+            p.leader,
+        )
     if p.preferred_leader is False:
         add(
             "preferred_leader_imbalance",
@@ -435,6 +452,8 @@ MEANING = {
     "unregistered_replicas": "replica lists name unregistered brokers",
     "unknown_partition_state": "state znode unreadable or undecodable: health unknown",
     "isr_not_in_replicas": "ISR names brokers outside the replica set",
+    "leader_recovering": "led by a leader elected uncleanly that is still recovering (KIP-704): records may be "
+    "lost, the ISR cannot grow",
     "reassignment_in_flight": "being moved between brokers",
     "leader_imbalance": "lead partitions they are not the preferred leader of (a preferred replica election "
     "moves them back)",

@@ -509,7 +509,7 @@ class KafkaPartition:
     min_isr: int
     min_isr_source: str  # topic_override, dynamic_cluster_default, assumed_kafka_default
     pending_deletion: bool
-    health: str  # ok, offline, under_replicated, under_min_isr, unknown
+    health: str  # ok, offline, under_min_isr, recovering, under_replicated, unknown
     # why the state is not known: missing_node (no state znode: no leader was ever elected, or it was
     # deleted), a failure type when it cannot be decoded, unreadable; None when the state was read
     state_problem: str | None = None

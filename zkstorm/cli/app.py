@@ -191,11 +191,25 @@ def stop_progress() -> None:
         _progress.pop().stop()
 
 
+class _OneStyle(logging.Formatter):
+    """A logged warning or error reads as every other line zkstorm writes to stderr (``zkstorm: warning:
+    …``, as ``warn_about`` words them); -v and -vv's information and debug lines also name their logger."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = super().format(record)
+        level = record.levelname.lower()
+        if record.levelno >= logging.WARNING:
+            return f"zkstorm: {level}: {message}"
+        return f"zkstorm: {level} {record.name}: {message}"
+
+
 def _setup_logging(verbose: int) -> None:
     global _quiet
     _quiet = verbose > 0
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(level=level, format="zkstorm: %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneStyle())
+    logging.basicConfig(level=level, handlers=[handler])
     # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.
     logging.getLogger("kazoo").setLevel(logging.DEBUG if verbose >= 2 else logging.CRITICAL)
 

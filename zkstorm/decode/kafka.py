@@ -308,9 +308,14 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     obj = _object(parsed, "a broker registration")
     f = Fields(obj)
     version = f.integer("version")
-    host = f.string("host", nullable=True)
-    port = f.integer("port")
-    jmx_port = f.integer("jmx_port", required=False)
+    # BrokerIdZNode.decode (Kafka's ZkData.scala) reads jmx_port in every version, the top-level host and
+    # port only in version 1 (from version 2 on they are a courtesy to old clients, and other writers
+    # leave them out or stale): the endpoints are the broker's address
+    legacy = version == 1
+    host = f.string("host") if legacy else None
+    port = f.integer("port") if legacy else None
+    f.known.update(("host", "port"))
+    jmx_port = f.integer("jmx_port")
     timestamp = f.str_ms("timestamp", required=False)
     rack = f.string("rack", required=False)
     endpoints: list[str] = []
@@ -325,7 +330,12 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         protocols = {str(k): str(v) for k, v in protocol_map.items()}
     features = f.obj_field("features", required=False)
     f.check("broker registration")
-    if version == 1:
+    if version is not None and version < 1:
+        raise DecodeError(
+            f"broker registration version {version}: Kafka reads version 1 and later",
+            failure_type=FailureType.INVALID_VALUE,
+        )
+    if legacy:
         endpoints = [f"PLAINTEXT://{host}:{port}"] if host is not None else []
     parsed_endpoints = []
     for endpoint in endpoints:
@@ -335,6 +345,8 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
             raise DecodeError(
                 f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type=FailureType.WRONG_TYPE
             ) from None
+    if not legacy:
+        host, port = _address(parsed_endpoints, protocols)
     broker = KafkaBroker(
         root=context.root,
         broker_id=int(broker_id_text) if _DIGITS.match(broker_id_text) else -1,
@@ -354,6 +366,17 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     )
     extra = _version_warning(f, version, 5, "broker registration")
     return [broker, *_warnings(context, "kafka_broker", parsed, extra)]
+
+
+def _address(endpoints: list[tuple[str, str, int]], protocols: dict[str, str]) -> tuple[str | None, int | None]:
+    """A version 2+ registration's host and port, from its endpoints: the first whose security protocol
+    is PLAINTEXT (what Kafka's own ``BrokerIdZNode.encode`` copies into the legacy fields), else the
+    first; none without endpoints. A listener without an entry in the protocol map is named after its
+    protocol (Kafka's default map)."""
+    for listener, host, port in endpoints:
+        if protocols.get(listener, listener).upper() == "PLAINTEXT":
+            return host, port
+    return (endpoints[0][1], endpoints[0][2]) if endpoints else (None, None)
 
 
 def _range(spec: Any) -> str:
@@ -382,12 +405,17 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
 def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     topic = _segments(context)[-1]
     f = Fields(_object(parsed, "a topic znode"))
-    version = f.integer("version")
+    version = f.integer("version", required=False)  # TopicZNode.decode does not read it: optional
     partitions = _partition_map(f, "partitions", True)
     adding = _partition_map(f, "adding_replicas", False)
     removing = _partition_map(f, "removing_replicas", False)
-    topic_id = f.string("topic_id", required=False)
+    topic_id = f.string("topic_id", required=False, nullable=True)
     f.check("topic znode")
+    if "topic_id" in f.obj and not is_kafka_uuid(topic_id):
+        raise DecodeError(
+            f"topic_id {topic_id!r} is not a Kafka Uuid (base64url of exactly 16 bytes): Kafka cannot read this topic",
+            failure_type=FailureType.INVALID_TOPIC_ID,
+        )
     if sorted(partitions) != list(range(len(partitions))):
         raise DecodeError(
             f"partitions are {sorted(partitions)}, not 0..{len(partitions) - 1}", failure_type=FailureType.WRONG_TYPE
@@ -408,7 +436,7 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     record = KafkaTopic(
         root=context.root,
         topic=topic,
-        version=version or 0,
+        version=version,
         topic_id=topic_id,
         partition_count=len(rows),
         replication_factor=len(first.replicas) - len(first.adding_replicas) if first else 0,
@@ -426,6 +454,17 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     ]
     extra = _version_warning(f, version, 3, "topic znode")
     return [record, *rows, *moves, *_warnings(context, "kafka_topic", parsed, extra)]
+
+
+_UUID = re.compile(r"[A-Za-z0-9_-]{22}(?:==)?")
+
+
+def is_kafka_uuid(text: str | None) -> bool:
+    """What Kafka's ``Uuid.fromString`` accepts: at most 24 characters that Java's base64url decoder
+    reads as exactly 16 bytes. Sixteen bytes are 22 characters of the URL-safe alphabet, with the two
+    ``=`` of padding or none (one ``=`` is a wrong ending unit, other lengths other byte counts); Java's
+    decoder ignores the unused low bits of the last character, and so does this."""
+    return text is not None and _UUID.fullmatch(text) is not None
 
 
 _STATE_FIELDS = ("leader", "leader_epoch", "controller_epoch", "version")
@@ -481,6 +520,16 @@ def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, pa
         zk_version=context.stat.version if context.stat is not None else None,
     )
     f.check("partition state")
+    # TopicPartitionStateZNode.decode: LeaderRecoveryState.of(value.toByte) knows 0 (RECOVERED) and 1
+    # (RECOVERING, KIP-704); anything else fails the read
+    recovery = (state.leader_recovery_state + 128) % 256 - 128
+    if recovery not in (0, 1):
+        raise DecodeError(
+            f"leader_recovery_state {state.leader_recovery_state} is not 0 (recovered) or 1 (recovering): "
+            "Kafka cannot read this state",
+            failure_type=FailureType.INVALID_VALUE,
+        )
+    state.leader_recovery_state = recovery
     return [state, *_warnings(context, "kafka_partition_state", parsed, _version_warning(f, state.version, 1, "state"))]
 
 
@@ -637,6 +686,57 @@ def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any
 
 # --- ACLs ---------------------------------------------------------------------------------------------
 
+# Kafka's AclOperation and AclPermissionType, by the names SecurityUtils gives them (Pascal case):
+# ``SecurityUtils.operation``/``permissionType`` look a name up as written, then upper-cased against the
+# upper-cased Pascal names ("READ", "read", "DescribeConfigs", "DESCRIBECONFIGS"; not "describe_configs"),
+# and read any other name as Unknown
+ACL_OPERATIONS = (
+    "Unknown", "Any", "All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "ClusterAction",
+    "DescribeConfigs", "AlterConfigs", "IdempotentWrite", "CreateTokens", "DescribeTokens",
+)  # fmt: skip
+ACL_PERMISSIONS = ("Unknown", "Any", "Deny", "Allow")
+_ACL_NAMES = {
+    kind: {**{name: name for name in names}, **{name.upper(): name for name in names}}
+    for kind, names in (("operation", ACL_OPERATIONS), ("permissionType", ACL_PERMISSIONS))
+}
+
+
+def canonical_acl_name(kind: str, written: str) -> str:
+    """The name Kafka gives an ACL's ``operation`` or ``permissionType`` as written in its znode."""
+    names = _ACL_NAMES[kind]
+    return names.get(written) or names.get(written.upper()) or "Unknown"
+
+
+def _acl_entry(entry: dict[str, Any], where: str, f: Fields) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """principal, permission, operation and host of one ACL entry, named as Kafka names them, and the
+    notes its reading raised; None (with ``f``'s errors) when the entry is not what ``AclEntry.fromBytes``
+    can read. Kafka refuses a principal without its type (``SecurityUtils.parseKafkaPrincipal``) and an
+    operation or permission of Any (``AccessControlEntry``): raised as ``invalid_value``."""
+    e = Fields(entry)
+    values = [e.string(k) for k in ("principal", "permissionType", "operation", "host")]
+    f.errors += [f"{where}.{msg}" for msg in e.errors]
+    if e.errors:
+        return None
+    principal, permission, operation, host = (v or "" for v in values)
+    if ":" not in principal:
+        raise DecodeError(
+            f"{where}.principal: {principal!r} is not principalType:name: Kafka cannot read these ACLs",
+            failure_type=FailureType.INVALID_VALUE,
+        )
+    notes = []
+    named = []
+    for kind, written in (("permissionType", permission), ("operation", operation)):
+        name = canonical_acl_name(kind, written)
+        if name == "Any":
+            raise DecodeError(
+                f"{where}.{kind}: Any is a filter, not an ACL: Kafka cannot read these ACLs",
+                failure_type=FailureType.INVALID_VALUE,
+            )
+        if name == "Unknown" and written.upper() != "UNKNOWN":
+            notes.append(("unknown_acl_name", f"{where}.{kind} {written!r} is none Kafka knows: it reads as Unknown"))
+        named.append(name)
+    return [principal, named[0], named[1], host], notes
+
 
 def _acl_decoder(pattern_type: str) -> Decoder:
     @_payload("kafka_acl")
@@ -647,15 +747,15 @@ def _acl_decoder(pattern_type: str) -> Decoder:
         version = f.integer("version")
         entries = f.list_field("acls")
         rows = []
+        notes: list[tuple[str, str]] = []
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 f.errors.append(f"acls[{i}]: expected an object, got {_json_type(entry)}")
                 continue
-            e = Fields(entry)
-            values = [e.string(k) for k in ("principal", "permissionType", "operation", "host")]
-            f.errors += [f"acls[{i}].{msg}" for msg in e.errors]
-            if not e.errors:
-                principal, permission, operation, host = (v or "" for v in values)
+            read = _acl_entry(entry, f"acls[{i}]", f)
+            if read is not None:
+                (principal, permission, operation, host), entry_notes = read
+                notes += entry_notes
                 rows.append(
                     KafkaAcl(
                         root=context.root,
@@ -669,6 +769,10 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                     )
                 )
         f.check("ACL znode")
+        if version != 1:  # AclEntry.fromBytes: Utils.require(version == 1)
+            raise DecodeError(
+                f"ACL znode version {version}: Kafka reads version 1 only", failure_type=FailureType.INVALID_VALUE
+            )
         if not rows:  # an ACL znode whose list is empty: the resource is still listed
             empty = KafkaAcl(
                 root=context.root,
@@ -681,7 +785,8 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                 host=None,
             )
             rows.append(empty)
-        return [*rows, *_warnings(context, "kafka_acl", parsed, _version_warning(f, version, 1, "ACL znode"))]
+        extra = [*notes, *_version_warning(f, version, 1, "ACL znode")]
+        return [*rows, *_warnings(context, "kafka_acl", parsed, extra)]
 
     return decode_acl
 
