@@ -670,7 +670,7 @@ def test_acl_operations_and_permissions_take_kafkas_canonical_names() -> None:
 
 def test_an_acl_name_kafka_does_not_know_reads_as_unknown_with_a_note() -> None:
     entry = '{"host":"*","permissionType":"Allow","operation":"describe_configs","principal":"User:bob"}'
-    records = _kafka("/kafka-acl/Topic/orders", '{"version":1,"acls":[' + entry + ']}')
+    records = _kafka("/kafka-acl/Topic/orders", '{"version":1,"acls":[' + entry + "]}")
     assert _of(records, KafkaAcl)[0].operation == "Unknown"
     assert [w.warning for w in _of(records, DecodeWarning)] == ["unknown_acl_name"]
 
