@@ -772,3 +772,16 @@ def test_a_leader_recovery_state_kafka_does_not_know_is_an_invalid_value(value: 
     payload = _RECOVERING_STATE.replace('"leader_recovery_state":1', f'"leader_recovery_state":{value}')
     failure = _of(_kafka("/brokers/topics/orders/partitions/0/state", payload), DecodeFailure)[0]
     assert failure.failure_type == "invalid_value"
+
+
+def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
+    """TopicPartitionStateZNode.decode and ConfigEntityZNode.decode read no ``version``; a test harness's
+    or an admin script's znodes without one are read, not failed."""
+    state = _kafka(
+        "/brokers/topics/orders/partitions/0/state", '{"leader":1,"leader_epoch":3,"controller_epoch":2,"isr":[1,2]}'
+    )
+    got = _of(state, KafkaPartitionState)[0]
+    assert (got.leader, got.isr, got.version) == (1, (1, 2), None) and not _of(state, DecodeFailure)
+    config = _kafka("/config/topics/orders", '{"config":{"retention.ms":"1000"}}')
+    assert [(c.key, c.value) for c in _of(config, KafkaConfig)] == [("retention.ms", "1000")]
+    assert not _of(config, DecodeFailure)

@@ -479,7 +479,7 @@ class KafkaPartitionState:
     leader_epoch: int
     isr: tuple[int, ...]
     controller_epoch: int
-    version: int
+    version: int | None  # None: not written (Kafka does not read it)
     leader_recovery_state: int  # 0 RECOVERED (absent), 1 RECOVERING
     zk_version: int | None  # the partition epoch: every leader/ISR write is conditional on it
     root: str  # the Kafka chroot it was read under

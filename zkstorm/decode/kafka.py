@@ -515,7 +515,7 @@ def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, pa
         leader_epoch=f.integer("leader_epoch") or 0,
         isr=f.int_list("isr"),
         controller_epoch=f.integer("controller_epoch") or 0,
-        version=f.integer("version") or 0,
+        version=f.integer("version", required=False),  # TopicPartitionStateZNode.decode does not read it
         leader_recovery_state=f.integer("leader_recovery_state", required=False) or 0,
         zk_version=context.stat.version if context.stat is not None else None,
     )
@@ -627,8 +627,10 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
     else:
         entity_type, entity_name = segments[-2], segments[-1]
     f = Fields(_object(parsed, "a config znode"))
-    version = f.integer("version")
-    config = f.obj_field("config")
+    # ConfigEntityZNode.decode (ZkData.scala) reads "config" alone, when it is there: a znode without a
+    # version, or without overrides, is one Kafka reads
+    version = f.integer("version", required=False)
+    config = f.obj_field("config", required=False)
     for key, value in config.items():
         if not isinstance(value, str):
             f.errors.append(f"config.{key}: expected a string, got {_json_type(value)}")
