@@ -85,9 +85,11 @@ def _records(i: int) -> list[Any]:
     for tid, status in TOPOLOGIES[i].items():
         out.append(
             StormTopology(
+                root="/storm",
                 topology_id=tid, name=tid, status=status, num_workers=1, launch_time_secs=None, launched_at=None,
                 owner=None, principal=None, topology_version=None, prev_status=None, action=None,
                 action_wait_secs=None, rebalance_num_workers=None, num_executors=1, num_components=1, format="thrift",
+                name_derived=False,
             )
         )  # fmt: skip
     for (tid, component, secs, line), days in ERRORS:
@@ -95,6 +97,7 @@ def _records(i: int) -> list[Any]:
             at = datetime.fromtimestamp(secs, timezone.utc)
             out.append(
                 StormError(
+                    root="/storm",
                     topology_id=tid, component=component, time_secs=secs, error_at=at, host="w1", port=6700,
                     error=line + "\n\tat x", first_line=line, sequence=None, last_error=False,
                 )
@@ -103,6 +106,7 @@ def _records(i: int) -> list[Any]:
         if uptimes[i] is not None:
             out.append(
                 StormSupervisor(
+                    root="/storm",
                     supervisor_id=f"{host}-id", hostname=host, assignment_id=None, time_secs=1, heartbeat_at=_day(i),
                     uptime_secs=uptimes[i], used_ports=[6700] if host == "h1" else [],
                     ports=[6700, 6701] if host == "h1" else [6700], version=None, server_port=None,
@@ -113,6 +117,7 @@ def _records(i: int) -> list[Any]:
         uptime, stale = days[i]
         out.append(
             StormWorker(
+                root="/storm",
                 topology_id=tid, node=node, port=port, time_secs=1, heartbeat_at=_day(i), uptime_secs=uptime,
                 num_executor_stats=0, stale=stale,
             )
@@ -120,6 +125,7 @@ def _records(i: int) -> list[Any]:
     node, port = EXECUTOR_PLACES[i]
     out.append(
         StormExecutor(
+            root="/storm",
             topology_id="A", start_task=1, end_task=1, node=node, port=port, host=None, start_time_secs=None,
             master_code_dir=None, mem_on_heap_mb=None, mem_off_heap_mb=None, cpu_pct=None,
         )
@@ -127,6 +133,7 @@ def _records(i: int) -> list[Any]:
     for broker, stamp in BROKERS[i].items():
         out.append(
             KafkaBroker(
+                root="/kafka",
                 broker_id=broker, alive=True, version=4, host=f"b{broker}", port=9092, rack=None, jmx_port=None,
                 timestamp_ms=stamp, registered_at=None, endpoints=[], listener_protocols=[], features=[],
                 broker_epoch=None, session_id=None,
@@ -135,15 +142,17 @@ def _records(i: int) -> list[Any]:
     controller, epoch = CONTROLLER[i]
     out.append(
         KafkaController(
+            root="/kafka",
             broker_id=controller, version=1, timestamp_ms=None, elected_at=None, kraft_controller_epoch=None,
             ephemeral=True,
         )
     )  # fmt: skip
-    out.append(KafkaControllerEpoch(epoch=epoch, zk_version=None))
+    out.append(KafkaControllerEpoch(epoch=epoch, zk_version=None, root="/kafka"))
     for partition, isr, leader in ((0, ISR_T0[i], 1), (1, [1, 2, 3], LEADER_T1[i])):
         under = len(isr) < 3
         out.append(
             KafkaPartition(
+                root="/kafka",
                 topic="t", partition=partition, replicas=[1, 2, 3], adding_replicas=[], removing_replicas=[],
                 leader=leader, leader_epoch=0, isr=isr, controller_epoch=1, zk_version=0, leader_recovery_state=0,
                 offline=False, under_replicated=under, under_min_isr=False, at_min_isr=False,
@@ -155,6 +164,7 @@ def _records(i: int) -> list[Any]:
         capacity, failed, executed = days[i]
         out.append(
             StormComponentStats(
+                root="/storm",
                 topology_id=tid, component=component, component_type="bolt", window="600", executors=2, tasks=2,
                 emitted=executed, transferred=executed, acked=executed - failed, failed=failed,
                 complete_latency_ms=None, executed=executed, execute_latency_ms=1.0, process_latency_ms=1.0,
@@ -165,6 +175,7 @@ def _records(i: int) -> list[Any]:
     for topic in TOPICS[i]:
         out.append(
             KafkaTopic(
+                root="/kafka",
                 topic=topic, version=3, topic_id=None, partition_count=2, replication_factor=3,
                 reassigning_partitions=0,
             )
@@ -713,3 +724,96 @@ def test_the_snapshot_a_new_one_is_compared_with_is_the_one_just_before_it_in_ti
     assert _context(list(reversed(kept)), new) == {"snap-b"}
     same_time = [SimpleNamespace(cluster="c", snapshot_id="snap-c", snapshot_time=at)]  # after snap-b by id
     assert _context(kept, same_time) == {"snap-b"}
+
+
+# --- two clusters of each system on one ensemble ----------------------------------------------------------
+
+
+def _two_roots_records(day: int) -> list[Any]:
+    """Day 1: broker 3 of the Kafka at /kafka is gone and leaves t-0's ISR, supervisor h1 of the Storm
+    at /storm-staging is missing; their namesakes under the other roots (/kafka-b, /storm) stay."""
+    out: list[Any] = []
+    for root in ("/kafka", "/kafka-b"):
+        gone = day == 1 and root == "/kafka"
+        for broker in (1, 2) if gone else (1, 2, 3):
+            out.append(
+                KafkaBroker(
+                    root=root, broker_id=broker, alive=True, version=4, host=f"{root[1:]}-b{broker}", port=9092,
+                    rack=None, jmx_port=None, timestamp_ms=10, registered_at=None, endpoints=(),
+                    listener_protocols=(), features=(), broker_epoch=None, session_id=None,
+                )
+            )  # fmt: skip
+        isr = (1, 2) if gone else (1, 2, 3)
+        out.append(
+            KafkaPartition(
+                root=root, topic="t", partition=0, replicas=(1, 2, 3), adding_replicas=(), removing_replicas=(),
+                leader=1, leader_epoch=0, isr=isr, controller_epoch=1, zk_version=0, leader_recovery_state=0,
+                offline=False, under_replicated=len(isr) < 3, under_min_isr=False, at_min_isr=False,
+                preferred_leader=True, min_isr=1, min_isr_source="assumed", pending_deletion=False,
+                health="under_replicated" if len(isr) < 3 else "ok",
+            )
+        )  # fmt: skip
+    for root in ("/storm", "/storm-staging"):
+        if day == 1 and root == "/storm-staging":
+            continue
+        out.append(
+            StormSupervisor(
+                root=root, supervisor_id="h1-id", hostname="h1", assignment_id=None, time_secs=1,
+                heartbeat_at=_day(day), uptime_secs=100 + day, used_ports=(), ports=(6700,), version=None,
+                server_port=None, memory_capacity_mb=None, cpu_capacity_pct=None, resources=(), scheduler_meta=(),
+            )
+        )  # fmt: skip
+    return out
+
+
+def test_two_clusters_of_a_system_on_one_ensemble_are_two_histories(spark: Any, tmp_path: Path) -> None:
+    """A broker id and a supervisor host that two clusters share are two subjects: one gone from its
+    cluster is an incident of that root, though its namesake under the other root stays."""
+    out = tmp_path / "snapshots"
+    for day in range(3):
+        with Snapshot(str(out), snapshot_id=f"c1@{day}", cluster="c1", snapshot_time=_day(day)) as snap:
+            snap.add_all(_two_roots_records(day))
+            snap.commit({})
+    outcome = run_history(spark, str(out), out=str(tmp_path / "history"))
+    gone = [(i.root, i.subjects, i.started, i.ended) for i in _incidents(outcome, "broker_gone")]
+    assert gone == [("/kafka", ["broker 3"], _day(1), _day(2))]
+    missing = [(i.root, i.subjects, i.started) for i in _incidents(outcome, "supervisor_missing")]
+    assert missing == [("/storm-staging", ["h1"], _day(1))]
+    shrinks = [(i.root, i.subjects) for i in _incidents(outcome, "isr_shrink")]
+    assert shrinks == [("/kafka", ["broker 3", "t"])]
+    brokers = spark.read.parquet(str(tmp_path / "history" / "kafka_brokers")).collect()
+    per_root = sorted((r["root"], r["snapshot_time"].astimezone(timezone.utc), r["brokers"]) for r in brokers)
+    assert per_root == [("/kafka", _day(0), 3), ("/kafka", _day(1), 2), ("/kafka", _day(2), 3)] + [
+        ("/kafka-b", _day(d), 3) for d in range(3)
+    ]
+    health = spark.read.parquet(str(tmp_path / "history" / "kafka_partition_health")).collect()
+    assert sorted((r["root"], r["snapshot_time"].astimezone(timezone.utc), r["partitions"]) for r in health) == [
+        (root, _day(d), 1) for root in ("/kafka", "/kafka-b") for d in range(3)
+    ]
+
+
+def test_a_snapshot_written_before_rows_had_their_root_reads_as_its_manifests_root(tmp_path: Path) -> None:
+    """A snapshot whose files lack the root column and whose manifest lists no ``roots`` reads, in diff
+    and in the history job, as having the one root per system its manifest's source names."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "snapshots"
+    for snapshot_id, day in (("old", 0), ("new", 1)):
+        with Snapshot(str(out), snapshot_id=snapshot_id, cluster="c1", snapshot_time=_day(day)) as snap:
+            snap.add_all(r for r in _two_roots_records(0) if r.root in ("/kafka", "/storm"))
+            snap.commit({"source": {"storm_roots": ["/storm"], "kafka_roots": ["/kafka"]}})
+    manifest_path = out / "_manifests" / "old.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest.pop("roots", None)  # what take_snapshot lists now; the writer alone never did
+    manifest_path.write_text(json.dumps(manifest))
+    for relative in manifest["files"]:
+        table = pq.read_table(out / relative)
+        pq.write_table(table.drop_columns(["root"]), out / relative)
+    from zkstorm.jobs.diff import diff_snapshots
+
+    diffs = {d.table: d for d in diff_snapshots(str(out), "old", str(out), "new")}
+    assert {name: (d.added, d.removed) for name, d in diffs.items()} == {
+        "kafka_brokers": (0, 0),
+        "kafka_partitions": (0, 0),
+        "storm_supervisors": (0, 0),
+    }

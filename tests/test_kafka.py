@@ -374,7 +374,7 @@ def test_health_rules_on_a_hand_built_state() -> None:
 
     def assignment(partition: int, replicas: tuple[int, ...]) -> KafkaReplicaAssignment:
         return KafkaReplicaAssignment(
-            topic="orders", partition=partition, replicas=replicas, adding_replicas=(), removing_replicas=()
+            topic="orders", partition=partition, replicas=replicas, adding_replicas=(), removing_replicas=(), root="/"
         )
 
     def leader_isr(partition: int, leader: int, isr: tuple[int, ...]) -> KafkaPartitionState:
@@ -388,6 +388,7 @@ def test_health_rules_on_a_hand_built_state() -> None:
             version=1,
             leader_recovery_state=0,
             zk_version=9,
+            root="/",
         )
 
     state = KafkaState(root="/", registered={1, 2})
@@ -436,7 +437,13 @@ def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None
 
     many = [
         KafkaFinding(
-            finding="under_replicated", level="warning", topic=f"t{p % 7}", partition=p, broker_id=None, detail="x"
+            finding="under_replicated",
+            level="warning",
+            topic=f"t{p % 7}",
+            partition=p,
+            broker_id=None,
+            detail="x",
+            root="/",
         )
         for p in range(100_000)
     ] + [
@@ -447,6 +454,7 @@ def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None
             partition=None,
             broker_id=9,
             detail="broker 9 is gone",
+            root="/",
         )
     ]
     summary = summarize_findings(many)
@@ -583,3 +591,197 @@ def test_a_partition_state_reads_the_same_straight_and_field_by_field(data: byte
     context = DecodeContext(f"/k/{rel}", "/k", rel, STAT)
     straight = _outcome(lambda: decode_partition_state(context, data))
     assert straight == _outcome(lambda: _partition_state_fields(context, load_json(data), "t", "3"))
+
+
+# --- payloads as Kafka's own code and tests write them, and as other writers do ------------------------
+
+
+def _kafka(path: str, payload: str | bytes, root: str = "/") -> list[Any]:
+    data = payload.encode() if isinstance(payload, str) else payload
+    return decode_node(RawNode(path, STAT, data), roots=Roots(storm=(), kafka=(root,)))[1]
+
+
+# TopicZNode.encode (Kafka's ZkData.scala) writes version 3 with the id as Uuid.toString gives it
+_TOPIC = '{"version":3,"partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}%s}'
+
+
+@pytest.mark.parametrize(
+    "topic_id",
+    [
+        "AAAAAAAAAAAAAAAAAAAAAQ",  # Uuid.ONE_UUID, the metadata topic's id
+        "vDQwYmN0Q4-1cqsJ-IrUtA",  # a random Uuid: the URL-safe alphabet
+        "AAAAAAAAAAAAAAAAAAAAAA==",  # with base64's padding, which Java's decoder accepts
+        "AAAAAAAAAAAAAAAAAAAAAB",  # the last character's unused bits are ignored by Java's decoder
+    ],
+)
+def test_a_topic_id_kafka_reads_is_kept(topic_id: str) -> None:
+    records = _kafka("/brokers/topics/orders", _TOPIC % f',"topic_id":"{topic_id}"')
+    topic = _of(records, KafkaTopic)[0]
+    assert (topic.topic_id, topic.decode_status, topic.partition_count) == (topic_id, "ok", 1)
+    assert not _of(records, DecodeFailure)
+
+
+@pytest.mark.parametrize(
+    "topic_id",
+    [
+        '"b8e5e5e1-6a3b-4b5c-8f2d-0e2b8a6f4c3d"',  # java.util.UUID's form, as a script might write it
+        '"vDQwYmN0Q4+1cqsJ/IrUtA"',  # standard base64, not base64url
+        '"AAAAAAAAAAAAAAAAAAAAA"',  # 21 characters: 15 bytes and a dangling character
+        '"AAAAAAAAAAAAAAAAAAAAAAA"',  # 23 characters: 17 bytes
+        '"AAAAAAAAAAAAAAAAAAAAAA="',  # one padding character: a wrong ending unit
+        '""',
+        "null",  # Kafka's to[String] refuses a JSON null
+    ],
+)
+def test_a_topic_id_kafka_refuses_lists_the_topic_as_invalid_topic_id(topic_id: str) -> None:
+    """Uuid.fromString (Kafka's clients Uuid.java) reads at most 24 characters that Java's base64url
+    decoder turns into exactly 16 bytes; TopicZNode.decode fails on anything else, so does this: the
+    topic is still listed, by its path, with a status that says why."""
+    records = _kafka("/brokers/topics/orders", _TOPIC % f',"topic_id":{topic_id}')
+    failure = _of(records, DecodeFailure)[0]
+    assert failure.failure_type == "invalid_topic_id" and "Kafka Uuid" in failure.reason
+    topic = _of(records, KafkaTopic)[0]
+    assert (topic.topic, topic.decode_status, topic.topic_id) == ("orders", "invalid_topic_id", None)
+
+
+def test_a_topic_without_version_or_id_reads_as_kafka_reads_it() -> None:
+    """TopicZNode.decode reads neither ``version`` nor needs ``topic_id``; admin tools have written
+    topic znodes with neither."""
+    records = _kafka("/brokers/topics/orders", '{"partitions":{"0":[1,2],"1":[2,1]}}')
+    topic = _of(records, KafkaTopic)[0]
+    assert (topic.version, topic.topic_id, topic.partition_count, topic.decode_status) == (None, None, 2, "ok")
+
+
+def test_acl_operations_and_permissions_take_kafkas_canonical_names() -> None:
+    """AclEntryTest's own payload (Kafka's core tests): ``READ`` and ``Read`` are one operation, as
+    SecurityUtils.operation reads them, and print as Kafka prints them."""
+    acl_json = """{"version": 1, "acls": [{"host": "host1","permissionType": "Deny","operation": "READ", "principal": "User:alice"  },
+    {  "host":  "*" ,  "permissionType": "Allow",  "operation":  "Read", "principal": "User:bob"  },
+    {  "host": "host1",  "permissionType": "DENY",  "operation":   "describeconfigs" ,  "principal": "User:bob"}]}"""  # noqa: E501
+    records = _kafka("/kafka-acl/Topic/orders", acl_json)
+    acls = sorted((a.principal, a.permission_type, a.operation, a.host) for a in _of(records, KafkaAcl))
+    assert acls == [
+        ("User:alice", "Deny", "Read", "host1"),
+        ("User:bob", "Allow", "Read", "*"),
+        ("User:bob", "Deny", "DescribeConfigs", "host1"),
+    ]
+    assert not _of(records, DecodeWarning) and not _of(records, DecodeFailure)
+
+
+def test_an_acl_name_kafka_does_not_know_reads_as_unknown_with_a_note() -> None:
+    entry = '{"host":"*","permissionType":"Allow","operation":"describe_configs","principal":"User:bob"}'
+    records = _kafka("/kafka-acl/Topic/orders", '{"version":1,"acls":[' + entry + "]}")
+    assert _of(records, KafkaAcl)[0].operation == "Unknown"
+    assert [w.warning for w in _of(records, DecodeWarning)] == ["unknown_acl_name"]
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        '{"version":1,"acls":[{"host":"*","permissionType":"Allow","operation":"Any","principal":"User:bob"}]}',
+        '{"version":1,"acls":[{"host":"*","permissionType":"ANY","operation":"Read","principal":"User:bob"}]}',
+        '{"version":1,"acls":[{"host":"*","permissionType":"Allow","operation":"Read","principal":"bob"}]}',
+        '{"version":2,"acls":[{"host":"*","permissionType":"Allow","operation":"Read","principal":"User:bob"}]}',
+    ],
+)
+def test_acls_kafka_refuses_are_invalid_values(payload: str) -> None:
+    """AclEntry.fromBytes requires version 1, a principalType:name principal, and (AccessControlEntry)
+    an operation and permission other than the filter value Any."""
+    failure = _of(_kafka("/kafka-acl/Topic/orders", payload), DecodeFailure)[0]
+    assert failure.failure_type == "invalid_value"
+
+
+# BrokerEndPointTest (Kafka's core tests): the endpoints are the address from version 2 on
+@pytest.mark.parametrize(
+    ("payload", "address"),
+    [
+        (  # testFromJsonFutureVersion
+            '{"foo":"bar","version":100,"host":"localhost","port":9092,"jmx_port":9999,'
+            '"timestamp":"1416974968782","endpoints":["SSL://localhost:9093"]}',
+            ("localhost", 9093),
+        ),
+        (  # testFromJsonV3
+            '{"version":3,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666",'
+            '"endpoints":["PLAINTEXT://host1:9092", "SSL://host1:9093"],"rack":"dc1"}',
+            ("host1", 9092),
+        ),
+        (  # testFromJsonV4WithNullRack: the PLAINTEXT listener by the protocol map
+            '{"version":4,"host":"localhost","port":9092,"jmx_port":9999,"timestamp":"2233345666",'
+            '"endpoints":["CLIENT://host1:9092", "REPLICATION://host1:9093"],'
+            '"listener_security_protocol_map":{"CLIENT":"SSL", "REPLICATION":"PLAINTEXT"},"rack":null}',
+            ("host1", 9093),
+        ),
+        (  # legacy fields a tool left stale: Kafka ignores them
+            '{"version":5,"host":"localhost","port":9092,"jmx_port":-1,"endpoints":["SSL://host1:9093"]}',
+            ("host1", 9093),
+        ),
+        (  # no legacy fields at all (a test harness's registration): Kafka reads it
+            '{"version":4,"jmx_port":-1,"endpoints":["SASL_SSL://host2:9094"]}',
+            ("host2", 9094),
+        ),
+        (  # testFromJsonV1: the legacy fields are the address
+            '{"jmx_port":-1,"timestamp":"1420485325400","host":"172.16.8.243","version":1,"port":9091}',
+            ("172.16.8.243", 9091),
+        ),
+    ],
+)
+def test_a_brokers_address_is_where_kafka_reads_it(payload: str, address: tuple[str, int]) -> None:
+    records = _kafka("/brokers/ids/1", payload)
+    broker = _of(records, KafkaBroker)[0]
+    assert (broker.host, broker.port, broker.decode_status) == (*address, "ok")
+    assert not _of(records, DecodeFailure)
+
+
+def test_a_broker_registration_without_jmx_port_is_one_kafka_refuses() -> None:
+    """BrokerIdZNode.decode reads jmx_port in every version."""
+    records = _kafka("/brokers/ids/1", '{"version":4,"endpoints":["PLAINTEXT://host1:9092"]}')
+    assert "jmx_port: missing" in _of(records, DecodeFailure)[0].reason
+    assert _of(records, KafkaBroker)[0].decode_status == "wrong_type"
+
+
+# TopicPartitionStateZNode.encode writes leader_recovery_state only when it is not RECOVERED (0)
+_RECOVERING_STATE = '{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":2,"isr":[1],"leader_recovery_state":1}'
+
+
+def test_a_recovering_leader_is_health_recovering_with_a_finding() -> None:
+    """KIP-704: a leader elected uncleanly is RECOVERING (LeaderRecoveryState 1) until it has truncated
+    its log; a partition in that state is not healthy, whatever its ISR says."""
+    from zkstorm.collect import KafkaStateBuilder
+    from zkstorm.health import kafka_health_records
+    from zkstorm.records import KafkaFinding, KafkaPartition
+
+    builder = KafkaStateBuilder("/")
+    topic = '{"version":3,"partitions":{"0":[1],"1":[1]},"adding_replicas":{},"removing_replicas":{}}'
+    healthy = '{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":2,"isr":[1]}'
+    for path, payload in (
+        ("/brokers/ids/1", '{"version":4,"jmx_port":-1,"endpoints":["PLAINTEXT://host1:9092"]}'),
+        ("/brokers/topics/orders", topic),
+        ("/brokers/topics/orders/partitions/0/state", _RECOVERING_STATE),
+        ("/brokers/topics/orders/partitions/1/state", healthy),
+    ):
+        builder.add(path, _kafka(path, payload))
+    records = list(kafka_health_records(builder.state, 0))
+    health = {p.partition: (p.health, p.leader_recovery_state) for p in records if isinstance(p, KafkaPartition)}
+    assert health == {0: ("recovering", 1), 1: ("ok", 0)}
+    findings = [(f.finding, f.partition) for f in records if isinstance(f, KafkaFinding) and f.level != "info"]
+    assert findings == [("missing_controller", None), ("at_min_isr", 0), ("leader_recovering", 0), ("at_min_isr", 1)]
+
+
+@pytest.mark.parametrize("value", [2, -1, 7])
+def test_a_leader_recovery_state_kafka_does_not_know_is_an_invalid_value(value: int) -> None:
+    payload = _RECOVERING_STATE.replace('"leader_recovery_state":1', f'"leader_recovery_state":{value}')
+    failure = _of(_kafka("/brokers/topics/orders/partitions/0/state", payload), DecodeFailure)[0]
+    assert failure.failure_type == "invalid_value"
+
+
+def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
+    """TopicPartitionStateZNode.decode and ConfigEntityZNode.decode read no ``version``; a test harness's
+    or an admin script's znodes without one are read, not failed."""
+    state = _kafka(
+        "/brokers/topics/orders/partitions/0/state", '{"leader":1,"leader_epoch":3,"controller_epoch":2,"isr":[1,2]}'
+    )
+    got = _of(state, KafkaPartitionState)[0]
+    assert (got.leader, got.isr, got.version) == (1, (1, 2), None) and not _of(state, DecodeFailure)
+    config = _kafka("/config/topics/orders", '{"config":{"retention.ms":"1000"}}')
+    assert [(c.key, c.value) for c in _of(config, KafkaConfig)] == [("retention.ms", "1000")]
+    assert not _of(config, DecodeFailure)

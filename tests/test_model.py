@@ -77,15 +77,30 @@ def test_every_view_row_equals_the_snapshot_row(
     load_cluster(writer, zk_root.path, system, name)
     out = tmp_path / "out"
     snapshot(zk_root.zk, out, *flags)
+    shown = views_equal_snapshot(zk_root, out, system, flags)
+    assert sum(map(len, shown.values())) >= 10
+
+
+def views_equal_snapshot(
+    chroot: Chroot, out: Path, system: str, flags: tuple[str, ...], root: str | None = None
+) -> dict[type, set[str]]:
+    """Every view of ``system`` under ``flags``, in JSON, against the snapshot at ``out``: each view row
+    is a snapshot row, and the views together show every snapshot row of their types (of ``root`` only,
+    when given). Returns the rows shown, by type."""
     commands: list[tuple[str, ...]] = list(STORM_VIEWS if system == "storm" else KAFKA_VIEWS)
     if system == "storm":
-        topologies = view_rows(zk_root, flags, "storm", "topologies")
+        topologies = view_rows(chroot, flags, "storm", "topologies")
         for topology in next(iter(topologies.values()), []):
             commands += [(*command, topology["topology_id"]) for command in PER_TOPOLOGY]
+
+    def stored_rows(record_type: type) -> list[dict[str, Any]]:
+        rows = read(out, table_name(record_type))
+        return [r for r in rows if root is None or r["root"] == root]
+
     shown: dict[type, set[str]] = {}
     for command in commands:
-        for record_type, rows in view_rows(zk_root, flags, *command).items():
-            stored = read(out, table_name(record_type))
+        for record_type, rows in view_rows(chroot, flags, *command).items():
+            stored = stored_rows(record_type)
             ages = {}
             if record_type.__name__ == "StormWorker":
                 # the one column that moves with the clock: the view and the snapshot read a second apart
@@ -102,10 +117,58 @@ def test_every_view_row_equals_the_snapshot_row(
             shown.setdefault(record_type, set()).update(in_view)
     # and the other way round: the views together show every row the snapshot keeps of their types
     for record_type, rows_shown in shown.items():
-        stored = read(out, table_name(record_type))
+        stored = stored_rows(record_type)
         for row in stored:
             if "age_secs" in row:
                 row["age_secs"] = None
         unseen = {comparable(r, record_type) for r in stored} - rows_shown
         assert not unseen, f"{table_name(record_type)} rows no view shows: {sorted(unseen)[:3]}"
-    assert sum(map(len, shown.values())) >= 10
+    return shown
+
+
+def load_at(writer: KazooClient, chroot: str, system: str, name: str, fixture_root: str, root: str) -> None:
+    """A fixture cluster's znodes moved from its own root to ``root`` (a second copy of a cluster)."""
+    from tests.fixtures import SERVER_NODES, manifest
+
+    transaction = writer.transaction()
+    for node in manifest(system, name):
+        if node.path in SERVER_NODES:
+            continue
+        if node.path == fixture_root:
+            path = root
+        elif node.path.startswith(fixture_root.rstrip("/") + "/"):
+            path = root.rstrip("/") + node.path[len(fixture_root.rstrip("/")) :]
+        else:
+            continue
+        transaction.create(chroot + path, node.data or b"", ephemeral=node.ephemeral)
+    for result in transaction.commit():
+        if isinstance(result, Exception):
+            raise result
+
+
+# One ensemble, two clusters of each system: Storm at /storm and at /storm-staging (the same fixture
+# twice: the same topology ids, supervisors and worker slots), Kafka at /kafka and at the ensemble's root
+# (two clusters with the same topic names and broker ids)
+TWO_OF_EACH = [("storm", "/storm"), ("storm", "/storm-staging"), ("kafka", "/kafka"), ("kafka", "/")]
+
+
+def test_on_an_ensemble_of_two_storm_and_two_kafka_clusters_each_roots_views_equal_its_snapshot_rows(
+    writer: KazooClient, zk_root: Chroot, tmp_path: Path
+) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    load_at(writer, zk_root.path, "storm", "storm2", "/storm", "/storm-staging")
+    load_at(writer, zk_root.path, "kafka", "cluster-2x-chroot", "/kafka-prod", "/kafka")
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    out = tmp_path / "out"
+    snapshot(zk_root.zk, out, "--kafka-root", "/kafka")
+    manifest = json.loads(next((out / "_manifests").glob("*.json")).read_text())
+    assert manifest["roots"] == {"storm": ["/storm", "/storm-staging"], "kafka": ["/kafka", "/"]}
+    for system, root in TWO_OF_EACH:
+        shown = views_equal_snapshot(zk_root, out, system, (f"--{system}-root", root), root)
+        assert sum(map(len, shown.values())) >= 10, root
+    # a row of each root in every table of each system: nothing left without the column that tells them apart
+    for system, root in TWO_OF_EACH:
+        for table in (
+            ("storm_topologies", "storm_workers") if system == "storm" else ("kafka_brokers", "kafka_partitions")
+        ):
+            assert [r for r in read(out, table) if r["root"] == root], (table, root)

@@ -270,3 +270,20 @@ def test_a_time_no_clock_can_hold_is_a_decode_failure() -> None:
     _, (failure, placeholder) = decode_node(RawNode("/storm/supervisors/s", STAT, data), roots=roots)
     assert isinstance(failure, DecodeFailure) and failure.failure_type == "value_out_of_range"
     assert (placeholder.supervisor_id, placeholder.decode_status) == ("s", "value_out_of_range")
+
+
+def test_a_topology_named_from_its_id_says_so_in_its_row() -> None:
+    """A StormBase without its (Thrift-required) name is undecodable; its row is listed under the name
+    its id gives, and says the name is derived, not only a warning on stderr."""
+    from zkstorm.encode import storm_gzip
+
+    znodes = expected("storm", "storm2")["znodes"]
+    path = next(p for p, v in znodes.items() if v["record_type"] == "StormBase")
+    value = dict(znodes[path]["value"])
+    named = _one(_decode("storm2", path, storm_gzip("StormBase", value)), StormTopology)
+    assert (named.name, named.name_derived) == ("fraud-scorer", False)
+    del value["name"]
+    records = _decode("storm2", path, storm_gzip("StormBase", value))
+    assert _one(records, DecodeFailure).failure_type == "missing_required_fields"
+    nameless = _one(records, StormTopology)
+    assert (nameless.name, nameless.name_derived, nameless.root) == ("fraud-scorer", True, "/storm")

@@ -258,3 +258,71 @@ def test_every_root_is_decoded_without_naming_it(writer: KazooClient, zk_root: C
         assert tree[path]["decode_status"] == "decoded", path
     assert [r["root"] for r in _json(*zk, "storm", "roots", "-f", "json")] == ["/storm-canary", "/storm-main"]
     assert [r["root"] for r in _json(*zk, "kafka", "roots", "-f", "json")] == ["/kafka/east", "/kafka/west"]
+
+
+# --- get of a heartbeat: every executor stat it holds, as storm workers --stats shows them -------------
+
+
+def _stat_values(executor_stats: dict[str, Any]) -> int:
+    """How many counters a 2.x heartbeat holds (expected.json's value): every metric, window and stream
+    of emitted, transferred and the spout's or bolt's own."""
+    count = 0
+    for stats in executor_stats.values():
+        tables = [stats["emitted"], stats["transferred"]]
+        tables += [table for specific in stats["specific"].values() for table in specific.values()]
+        count += sum(len(streams) for table in tables for streams in table.values())
+    return count
+
+
+def _get_heartbeat(zk: list[str], path: str, topology: str, node: str, port: int) -> list[dict[str, Any]]:
+    """``get PATH`` in every format, checked against each other and ``storm workers --stats``; returns
+    the JSON's executor stat records."""
+    document = _json(*zk, "get", path, "-f", "json")
+    kinds = [r["kind"] for r in document["records"]]
+    assert kinds[0] == "storm_worker" and set(kinds[1:]) == {"storm_executor_stat"}
+    worker = document["records"][0]
+    # what only a join can fill is filled through the model, never a null that looks like a fact
+    assert worker["host"] and worker["age_secs"] is not None and worker["stale"] is not None
+    stats = [r for r in document["records"] if r["kind"] == "storm_executor_stat"]
+    shown = [
+        {k: v for k, v in row.items() if k != "kind"}
+        for row in _json(*zk, "storm", "workers", topology, "--stats", "-f", "json")
+        if (row["node"], row["port"]) == (node, port)
+    ]
+    assert sorted(json.dumps({k: v for k, v in s.items() if k != "kind"}, sort_keys=True) for s in stats) == sorted(
+        json.dumps(s, sort_keys=True) for s in shown
+    )
+    lines = run(*zk, "get", path, "-f", "jsonl").stdout.splitlines()
+    assert sum('"kind":"storm_executor_stat"' in line for line in lines) == len(stats)
+    csv_rows = run(*zk, "get", path, "-f", "csv").stdout.splitlines()
+    assert len(csv_rows) == 1 + 1 + len(stats)  # the header, the worker, each counter
+    table = run(*zk, "get", path, "--wide")
+    assert table.exit_code == 0 and "StormExecutorStat" in table.stdout
+    return stats
+
+
+def test_get_of_a_2x_heartbeat_prints_every_executor_stat(writer: KazooClient, zk_root: Chroot) -> None:
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    znodes = expected("storm", "storm2")["znodes"]
+    path = next(p for p, v in znodes.items() if v["record_type"] == "ClusterWorkerHeartbeat")
+    topology, slot = path.split("/")[-2:]
+    node, _, port = slot.rpartition("-")
+    stats = _get_heartbeat(["--zk", zk_root.zk], path, topology, node, int(port))
+    assert len(stats) == _stat_values(znodes[path]["value"]["executor_stats"]) > 0
+
+
+def test_get_of_a_09_heartbeat_prints_every_executor_stat(writer: KazooClient, zk_root: Chroot) -> None:
+    from tests.test_clojure_streams import TOPOLOGY, stream
+
+    root = f"{zk_root.path}/storm09"
+    for path, name in [
+        (f"assignments/{TOPOLOGY}", "assignment"),
+        ("supervisors/sup-a", "supervisor"),
+        (f"workerbeats/{TOPOLOGY}/sup-a-6700", "workerbeat"),
+    ]:
+        writer.create(f"{root}/{path}", stream(name), makepath=True)
+    zk = ["--zk", zk_root.zk, "--storm-root", "/storm09"]
+    stats = _get_heartbeat(zk, f"/storm09/workerbeats/{TOPOLOGY}/sup-a-6700", TOPOLOGY, "sup-a", 6700)
+    # scripts/clojure_streams.clj: a spout [1 1] and a bolt [2 3] with their stats maps, a [-1 -1] of nil
+    assert {(s["start_task"], s["end_task"], s["executor_type"]) for s in stats} == {(1, 1, "spout"), (2, 3, "bolt")}
+    assert {s["metric"] for s in stats} >= {"emitted", "acked", "complete_ms_avg", "executed", "execute_ms_avg"}

@@ -25,8 +25,12 @@ TOPOLOGY = "fraud-scorer-3-1751880000"
 
 
 def test_differences_name_what_appeared_cleared_and_changed() -> None:
-    before = {1: Item(1, "a", "error", "x"), 2: Item(2, "b", "warning", "y"), 3: Item(3, "c", "info", "z")}
-    now = {2: Item(2, "b", "warning", "y"), 3: Item(3, "c", "error", "z!"), 4: Item(4, "d", "info", "w")}
+    before = {
+        1: Item(1, "a", "error", "x", "/"),
+        2: Item(2, "b", "warning", "y", "/"),
+        3: Item(3, "c", "info", "z", "/"),
+    }
+    now = {2: Item(2, "b", "warning", "y", "/"), 3: Item(3, "c", "error", "z!", "/"), 4: Item(4, "d", "info", "w", "/")}
     changes = differences(before, now, round_=2, at=datetime(2026, 1, 1, tzinfo=UTC))
     assert [(c.change, c.subject) for c in changes] == [("appeared", "d"), ("cleared", "a"), ("changed", "c")]
     assert changes[2].was == "info: z" and changes[2].level == "error"

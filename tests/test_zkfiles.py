@@ -805,3 +805,28 @@ def test_a_command_opens_the_snapshot_twice_at_most(command: list[str]) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.strip()
     assert _OPENED.count(snapshot) <= 2, _OPENED.count(snapshot)
+
+
+def test_a_fallback_warning_has_the_one_warning_style(tmp_path: Path) -> None:
+    """A warning the files source logs reads as every other warning on stderr (``zkstorm: warning:``),
+    without a logger's name. A process of its own: logging is configured once per process."""
+    import os
+    import subprocess
+    import sys
+
+    var = EXPECTED["variants"]["zk395-plain"]
+    files = _copy("zk395-plain", tmp_path)
+    newest = files / var["newest_snapshot"]
+    newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])
+    done = subprocess.run(
+        [sys.executable, "-m", "zkstorm", "--from-files", str(files), "tree", "-f", "jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    skipped = [line for line in done.stderr.splitlines() if "skipped snapshot" in line]
+    why = "does not end with the '/' seal (still being written, or cut short)"
+    assert skipped == [f"zkstorm: warning: skipped snapshot {newest}: {why}"]

@@ -105,6 +105,8 @@ class FailureType(StrEnum):
     BAD_SIZE = "bad_size"  # a payload of the wrong length
     DECODER_ERROR = "decoder_error"  # the decoder itself failed on these bytes (a bug to report)
     MISSING_NODE = "missing_node"  # a znode the layout requires is absent (a partition's state)
+    INVALID_TOPIC_ID = "invalid_topic_id"  # a topic_id Kafka's Uuid.fromString refuses
+    INVALID_VALUE = "invalid_value"  # a value of the right type that Kafka refuses (an ACL operation Any)
     DECODE_ERROR = "decode_error"  # anything else
 
     @classmethod

@@ -30,6 +30,7 @@ from .records import (
 # --- Kafka (kafka.md §3.5; the rules of kafka-topics.sh --describe, from ZooKeeper alone) ---------------
 
 ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible in ZooKeeper
+RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
 
 
 @dataclass
@@ -97,6 +98,7 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         if s is None and key in state.unreadable_states:
             yield (
                 KafkaPartition(
+                    root=state.root,
                     topic=a.topic,
                     partition=a.partition,
                     replicas=a.replicas,
@@ -129,17 +131,23 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         under_min_isr = leader == -1 or len(isr) < min_isr
         at_min_isr = leader >= 0 and len(isr) == min_isr
         preferred = leader < 0 or not a.replicas or leader == a.replicas[0]
+        # KIP-704: a leader elected uncleanly (from outside the ISR) stays RECOVERING until it has
+        # truncated its log; what it lost is lost, and the ISR cannot grow meanwhile
+        recovering = s is not None and s.leader_recovery_state == RECOVERING
         health = (
             "offline"
             if offline
             else "under_min_isr"
             if under_min_isr
+            else "recovering"
+            if recovering
             else "under_replicated"
             if under_replicated
             else "ok"
         )
         yield (
             KafkaPartition(
+                root=state.root,
                 topic=a.topic,
                 partition=a.partition,
                 replicas=a.replicas,
@@ -193,7 +201,13 @@ def kafka_health_records(
     ) -> None:
         out.append(
             KafkaFinding(
-                finding=kind, level=level, topic=topic, partition=partition, broker_id=broker_id, detail=detail
+                finding=kind,
+                level=level,
+                topic=topic,
+                partition=partition,
+                broker_id=broker_id,
+                detail=detail,
+                root=state.root,
             )
         )
 
@@ -327,6 +341,17 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
             p.topic,
             p.partition,
         )
+    if p.leader_recovery_state == RECOVERING:
+        add(
+            "leader_recovering",
+            "warning",
+            f"{where}: leader {p.leader} was elected uncleanly (from outside the ISR) and is still recovering "
+            "(leader_recovery_state 1, KIP-704): records the old ISR held may be lost, and the ISR cannot grow "
+            "until it finishes",
+            p.topic,
+            p.partition,
+            p.leader,
+        )
     if p.preferred_leader is False:
         add(
             "preferred_leader_imbalance",
@@ -437,6 +462,8 @@ MEANING = {
     "unregistered_replicas": "replica lists name unregistered brokers",
     "unknown_partition_state": "state znode unreadable or undecodable: health unknown",
     "isr_not_in_replicas": "ISR names brokers outside the replica set",
+    "leader_recovering": "led by a leader elected uncleanly that is still recovering (KIP-704): records may be "
+    "lost, the ISR cannot grow",
     "reassignment_in_flight": "being moved between brokers",
     "leader_imbalance": "lead partitions they are not the preferred leader of (a preferred replica election "
     "moves them back)",
@@ -448,11 +475,11 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
     """Per rule, in the order ``sort_findings`` gives (errors first): its count, the most affected
     topics and the brokers it names, and one explanation. A rule about brokers or the cluster (few rows)
     keeps each row's own explanation; a rule about partitions says what it means and where it is."""
-    by_rule: dict[tuple[str, str], list[KafkaFinding]] = {}
+    by_rule: dict[tuple[str, str, str], list[KafkaFinding]] = {}
     for f in findings:
-        by_rule.setdefault((f.finding, f.level), []).append(f)
+        by_rule.setdefault((f.root, f.finding, f.level), []).append(f)
     out = []
-    for (finding, level), rows in by_rule.items():
+    for (root, finding, level), rows in by_rule.items():
         topics = Counter(f.topic for f in rows if f.topic is not None)
         top = tuple(f"{t} ({n})" for t, n in topics.most_common(TOP_TOPICS))
         brokers = tuple(sorted({f.broker_id for f in rows if f.broker_id is not None}))
@@ -466,7 +493,13 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
             )
         out.append(
             KafkaFindingSummary(
-                finding=finding, level=level, count=len(rows), topics=top, brokers=brokers, explanation=explanation
+                finding=finding,
+                level=level,
+                count=len(rows),
+                topics=top,
+                brokers=brokers,
+                explanation=explanation,
+                root=root,
             )
         )
     return out

@@ -30,6 +30,13 @@ def relative_to(path: str, root: str) -> str | None:
     return None
 
 
+def name_from_id(topology_id: str) -> str:
+    """A topology's name from its id (``{name}-{counter}-{launch_secs}``, Storm's ``Nimbus`` naming), for
+    ids whose StormBase gives no name: gone (a killed topology's errors linger), unreadable, or nameless."""
+    parts = topology_id.rsplit("-", 2)
+    return parts[0] if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else topology_id
+
+
 def matches(pattern: tuple[str, ...], segments: list[str]) -> bool:
     if len(pattern) != len(segments):
         return False

@@ -3,6 +3,8 @@
 One record type feeds the terminal table, JSON, CSV and (later) Parquet: ``schema.py`` derives the
 columns from these annotations, so a field added here shows up everywhere with no second schema.
 Fields are scalars or tuples of scalars; nested source data becomes its own record keyed by its parent.
+Every Storm and Kafka record ends with ``root``: the Storm root or Kafka chroot it was read under, so
+the rows of two clusters on one ensemble never mix (in a snapshot, in history, in a diff).
 Records are never changed after they are built, but they are not ``frozen``: a frozen dataclass sets
 each field through ``object.__setattr__``, which made building one cost ~2.7x as much (16 fields:
 2.3 µs against 0.85 µs), and a walk builds one or more per znode.
@@ -88,9 +90,13 @@ class StormTopology:
     num_executors: int | None
     num_components: int | None
     format: str  # "thrift" or "java-0.9"; "unknown" when the znode could not be decoded
+    # True when the StormBase gave no name (unreadable, undecodable, or a 0.9 base without storm-name) and
+    # ``name`` is derived from the id ({name}-{counter}-{launch secs})
+    name_derived: bool
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not
     decode_status: str = "ok"
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -103,6 +109,7 @@ class StormComponent:
     rebalance_executors: int | None
     debug_enabled: bool | None
     debug_sampling_pct: float | None
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -120,6 +127,7 @@ class StormExecutor:
     mem_on_heap_mb: float | None
     mem_off_heap_mb: float | None
     cpu_pct: float | None
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -147,6 +155,7 @@ class StormComponentStats:
     last_error_host: str | None
     last_error_port: int | None
     last_error: str | None  # its first line
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -169,6 +178,7 @@ class StormComponentStream:
     complete_latency_ms: float | None
     execute_latency_ms: float | None
     process_latency_ms: float | None
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -192,6 +202,7 @@ class StormSupervisor:
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not
     decode_status: str = "ok"
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -212,6 +223,7 @@ class StormWorker:
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not
     decode_status: str = "ok"
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -229,6 +241,7 @@ class StormExecutorStat:
     stream: str
     source_component: str | None  # bolts: the component of the input stream
     value: float
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -245,6 +258,7 @@ class StormError:
     first_line: str
     sequence: int | None  # the e-node's ZooKeeper sequence; None for a -last-error node
     last_error: bool
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -261,6 +275,7 @@ class StormNimbus:
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not
     decode_status: str = "ok"
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -270,6 +285,7 @@ class StormLeaderLatch:
     node_name: str
     participant_id: str  # host:port, or host:port:tlsPort from 2.6.4/2.7.0
     sequence: int
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -281,6 +297,7 @@ class StormLeaderInfo:
     port: int
     tls_port: int | None
     is_leader: bool
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -290,6 +307,7 @@ class StormBlob:
     key: str
     nimbus_id: str
     version: int
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -298,6 +316,7 @@ class StormBlobSequence:
 
     key: str
     max_sequence: int
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -311,6 +330,7 @@ class StormLogLevel:
     reset_timeout_secs: int | None
     reset_at_ms: int | None  # LogLevel.reset_log_level_timeout_epoch: epoch milliseconds
     reset_level: str | None
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -322,6 +342,7 @@ class StormProfileRequest:
     port: int
     action: str
     timestamp_ms: int | None
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -333,6 +354,7 @@ class StormCredential:
     value: str | None
     value_length: int | None
     owner: str | None
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -346,6 +368,7 @@ class StormSecretKey:
     expiration_ms: int
     key: str
     key_length: int
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -356,6 +379,7 @@ class StormBackpressure:
     node: str
     port: int
     throttle_on_ms: int
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -367,6 +391,7 @@ class StormLegacyNode:
     topology_id: str
     task_id: int | None
     detail: str
+    root: str  # the Storm root it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -413,6 +438,7 @@ class KafkaBroker:
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not
     decode_status: str = "ok"
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -428,6 +454,7 @@ class KafkaTopic:
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not
     decode_status: str = "ok"
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -439,6 +466,7 @@ class KafkaReplicaAssignment:
     replicas: tuple[int, ...]
     adding_replicas: tuple[int, ...]
     removing_replicas: tuple[int, ...]
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -451,9 +479,10 @@ class KafkaPartitionState:
     leader_epoch: int
     isr: tuple[int, ...]
     controller_epoch: int
-    version: int
+    version: int | None  # None: not written (Kafka does not read it)
     leader_recovery_state: int  # 0 RECOVERED (absent), 1 RECOVERING
     zk_version: int | None  # the partition epoch: every leader/ISR write is conditional on it
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -480,10 +509,11 @@ class KafkaPartition:
     min_isr: int
     min_isr_source: str  # topic_override, dynamic_cluster_default, assumed_kafka_default
     pending_deletion: bool
-    health: str  # ok, offline, under_replicated, under_min_isr, unknown
+    health: str  # ok, offline, under_min_isr, recovering, under_replicated, unknown
     # why the state is not known: missing_node (no state znode: no leader was ever elected, or it was
     # deleted), a failure type when it cannot be decoded, unreadable; None when the state was read
     state_problem: str | None = None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -496,12 +526,14 @@ class KafkaController:
     elected_at: datetime | None
     kraft_controller_epoch: int | None
     ephemeral: bool
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
 class KafkaControllerEpoch:
     epoch: int
     zk_version: int | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -513,6 +545,7 @@ class KafkaConfig:
     key: str | None  # None: the entity's config znode holds no key (every override deleted)
     value: str | None
     sensitive: bool
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -523,6 +556,7 @@ class KafkaConfigChange:
     sequence: int
     version: int
     entity_path: str
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -534,6 +568,7 @@ class KafkaAcl:
     permission_type: str | None
     operation: str | None
     host: str | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -543,6 +578,7 @@ class KafkaAclChange:
     pattern_type: str
     resource_type: str
     resource_name: str
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -553,12 +589,14 @@ class KafkaReassignment:
     partition: int
     target_replicas: tuple[int, ...]
     source: str  # kip455 or admin
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
 class KafkaPreferredElection:
     topic: str
     partition: int
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -567,6 +605,7 @@ class KafkaTopicDeletion:
 
     topic: str
     marked_ms: int | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -574,6 +613,7 @@ class KafkaIsrChange:
     node: str
     topic: str | None  # None: a notification that names no partition
     partition: int | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -581,6 +621,7 @@ class KafkaLogDirEvent:
     node: str
     broker_id: int
     event: int  # 1 = log directory failure
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -593,6 +634,7 @@ class KafkaConsumerMember:
     subscription: tuple[str, ...]  # "topic-or-regex=streams"
     pattern: str | None
     timestamp_ms: int | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -601,6 +643,7 @@ class KafkaConsumerOwner:
     topic: str
     partition: int
     owner_thread: str
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -609,12 +652,14 @@ class KafkaConsumerOffset:
     topic: str
     partition: int
     offset: int
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
 class KafkaClusterId:
     cluster_id: str
     version: str
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -623,6 +668,7 @@ class KafkaProducerIdBlock:
     broker_id: int
     block_start: int
     block_end: int
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -630,6 +676,7 @@ class KafkaFeature:
     version: int
     status: str  # Enabled / Disabled
     finalized_features: tuple[str, ...]  # "name=min..max"
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -643,6 +690,7 @@ class KafkaMigration:
     kraft_controller_epoch: int
     zk_version: int | None
     modified_ms: int | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -653,6 +701,7 @@ class KafkaDelegationToken:
     owner: str
     expiry_ms: int | None
     max_ms: int | None
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -673,6 +722,7 @@ class KafkaFinding:
     partition: int | None
     broker_id: int | None
     detail: str
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -686,6 +736,7 @@ class KafkaFindingSummary:
     topics: tuple[str, ...]  # the most affected, as "topic (partitions)"
     brokers: tuple[int, ...]
     explanation: str
+    root: str  # the Kafka chroot it was read under
 
 
 @dataclass(slots=True, kw_only=True)
@@ -700,6 +751,7 @@ class WatchChange:
     level: str
     detail: str
     was: str | None
+    root: str  # the Storm or Kafka root of the watched view
 
 
 RECORD_TYPES: tuple[type, ...] = (

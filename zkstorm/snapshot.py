@@ -414,6 +414,9 @@ def take_snapshot(
                 unreadable += 1
         manifest = snap.commit(
             {
+                # every root the walk decoded under (the ones asked for, and every one it discovered): each
+                # Storm and Kafka row says which of them it was read under (its ``root`` column)
+                "roots": {"storm": list(cluster.walked_roots.storm), "kafka": list(cluster.walked_roots.kafka)},
                 "source": {
                     **cluster.describe_source(),
                     "storm_roots": list(cluster.roots.storm),
@@ -552,6 +555,19 @@ def prune(filesystem: pafs.FileSystem, base: str, keep_days: int, today: date) -
                     filesystem.delete_dir(part.path)
                 removed.append(part.path[len(base) + 1 :])
     return removed
+
+
+def manifest_root(manifest: dict[str, Any], table: str) -> str | None:
+    """The root the rows of ``table`` were read under in a snapshot written before rows carried their
+    ``root`` (a manifest without ``roots``): the one Storm or Kafka root its ``source`` names. Such a
+    snapshot was taken with one root per system, and every row of a Storm or Kafka table reads as
+    being under it (rows of other roots on the same ensemble, which it decoded too, cannot be told
+    apart). None for a snapshot that has the column, a table of neither system, or no root named."""
+    if "roots" in manifest:
+        return None
+    system = table.split("_", 1)[0]
+    named = (manifest.get("source") or {}).get(f"{system}_roots") if system in ("storm", "kafka") else None
+    return named[0] if isinstance(named, list) and len(named) == 1 and isinstance(named[0], str) else None
 
 
 def schema_markdown() -> str:

@@ -27,6 +27,7 @@ class Item:
     subject: str
     level: str
     detail: str
+    root: str  # the Storm or Kafka root the row was read under
 
 
 def finding_item(finding: KafkaFinding) -> Item:
@@ -45,6 +46,7 @@ def finding_item(finding: KafkaFinding) -> Item:
         subject=f"{finding.finding} {where}",
         level=finding.level,
         detail=finding.detail,
+        root=finding.root,
     )
 
 
@@ -55,6 +57,7 @@ def worker_item(worker: StormWorker) -> Item:
         subject=f"worker {worker.topology_id} {worker.host or worker.node}:{worker.port}",
         level="warning" if worker.stale else "info",
         detail="heartbeat stale" if worker.stale else "heartbeat fresh",
+        root=worker.root,
     )
 
 
@@ -81,6 +84,7 @@ def _change(change: str, item: Item, round_: int, at: datetime, was: Item | None
         level=item.level,
         detail=item.detail,
         was=None if was is None else f"{was.level}: {was.detail}",
+        root=item.root,
     )
 
 

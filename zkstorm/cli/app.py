@@ -248,14 +248,20 @@ def stop_progress() -> None:
         _progress.pop().stop()
 
 
-class _TerminalSafeFormatter(logging.Formatter):
-    """Log lines as every other text on stderr: control characters shown as escapes (a logged path or
-    reason comes from ZooKeeper), tracebacks keeping their lines."""
+class _OneStyle(logging.Formatter):
+    """A logged warning or error reads as every other line zkstorm writes to stderr (``zkstorm: warning:
+    …``, as ``warn_about`` words them); -v and -vv's information and debug lines also name their logger.
+    Control characters are shown as escapes (a logged path or reason comes from ZooKeeper), tracebacks
+    keep their lines."""
 
     def format(self, record: logging.LogRecord) -> str:
         from ..render import visible
 
-        return visible(super().format(record), multiline=True)
+        message = visible(super().format(record), multiline=True)
+        level = record.levelname.lower()
+        if record.levelno >= logging.WARNING:
+            return f"zkstorm: {level}: {message}"
+        return f"zkstorm: {level} {record.name}: {message}"
 
 
 def _setup_logging(verbose: int) -> None:
@@ -268,7 +274,7 @@ def _setup_logging(verbose: int) -> None:
     _quiet = verbose > 0
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_TerminalSafeFormatter("zkstorm: %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(_OneStyle())
     handler.addFilter(PayloadFilter())
     logging.basicConfig(level=level, handlers=[handler])
     # kazoo reports every reconnect at WARNING; that is our business to summarise, not its.

@@ -298,7 +298,7 @@ def storm_components(
             )
     if fmt == "prometheus":
         from ..export.prometheus import storm_component_families
-        from ..model.storm import name_from_id
+        from ..layout import name_from_id
 
         emit_prometheus(settings, storm_component_families(cluster.storm.root, name_from_id(topology_id), rows))
         return

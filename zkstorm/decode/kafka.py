@@ -309,9 +309,14 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     obj = _object(parsed, "a broker registration")
     f = Fields(obj)
     version = f.integer("version")
-    host = f.string("host", nullable=True)
-    port = f.integer("port")
-    jmx_port = f.integer("jmx_port", required=False)
+    # BrokerIdZNode.decode (Kafka's ZkData.scala) reads jmx_port in every version, the top-level host and
+    # port only in version 1 (from version 2 on they are a courtesy to old clients, and other writers
+    # leave them out or stale): the endpoints are the broker's address
+    legacy = version == 1
+    host = f.string("host") if legacy else None
+    port = f.integer("port") if legacy else None
+    f.known.update(("host", "port"))
+    jmx_port = f.integer("jmx_port")
     timestamp = f.str_ms("timestamp", required=False)
     rack = f.string("rack", required=False)
     endpoints: list[str] = []
@@ -326,7 +331,12 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         protocols = {str(k): str(v) for k, v in protocol_map.items()}
     features = f.obj_field("features", required=False)
     f.check("broker registration")
-    if version == 1:
+    if version is not None and version < 1:
+        raise DecodeError(
+            f"broker registration version {version}: Kafka reads version 1 and later",
+            failure_type=FailureType.INVALID_VALUE,
+        )
+    if legacy:
         endpoints = [f"PLAINTEXT://{host}:{port}"] if host is not None else []
     parsed_endpoints = []
     for endpoint in endpoints:
@@ -336,7 +346,10 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
             raise DecodeError(
                 f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type=FailureType.WRONG_TYPE
             ) from None
+    if not legacy:
+        host, port = _address(parsed_endpoints, protocols)
     broker = KafkaBroker(
+        root=context.root,
         broker_id=int(broker_id_text) if _DIGITS.match(broker_id_text) else -1,
         alive=True,
         version=version,
@@ -354,6 +367,17 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     )
     extra = _version_warning(f, version, 5, "broker registration")
     return [broker, *_warnings(context, "kafka_broker", parsed, extra)]
+
+
+def _address(endpoints: list[tuple[str, str, int]], protocols: dict[str, str]) -> tuple[str | None, int | None]:
+    """A version 2+ registration's host and port, from its endpoints: the first whose security protocol
+    is PLAINTEXT (what Kafka's own ``BrokerIdZNode.encode`` copies into the legacy fields), else the
+    first; none without endpoints. A listener without an entry in the protocol map is named after its
+    protocol (Kafka's default map)."""
+    for listener, host, port in endpoints:
+        if protocols.get(listener, listener).upper() == "PLAINTEXT":
+            return host, port
+    return (endpoints[0][1], endpoints[0][2]) if endpoints else (None, None)
 
 
 def _range(spec: Any) -> str:
@@ -382,18 +406,24 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
 def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     topic = _segments(context)[-1]
     f = Fields(_object(parsed, "a topic znode"))
-    version = f.integer("version")
+    version = f.integer("version", required=False)  # TopicZNode.decode does not read it: optional
     partitions = _partition_map(f, "partitions", True)
     adding = _partition_map(f, "adding_replicas", False)
     removing = _partition_map(f, "removing_replicas", False)
-    topic_id = f.string("topic_id", required=False)
+    topic_id = f.string("topic_id", required=False, nullable=True)
     f.check("topic znode")
+    if "topic_id" in f.obj and not is_kafka_uuid(topic_id):
+        raise DecodeError(
+            f"topic_id {topic_id!r} is not a Kafka Uuid (base64url of exactly 16 bytes): Kafka cannot read this topic",
+            failure_type=FailureType.INVALID_TOPIC_ID,
+        )
     if sorted(partitions) != list(range(len(partitions))):
         raise DecodeError(
             f"partitions are {sorted(partitions)}, not 0..{len(partitions) - 1}", failure_type=FailureType.WRONG_TYPE
         )
     rows = [
         KafkaReplicaAssignment(
+            root=context.root,
             topic=topic,
             partition=p,
             replicas=partitions[p],
@@ -405,8 +435,9 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     reassigning = [r for r in rows if r.adding_replicas or r.removing_replicas]
     first = rows[0] if rows else None
     record = KafkaTopic(
+        root=context.root,
         topic=topic,
-        version=version or 0,
+        version=version,
         topic_id=topic_id,
         partition_count=len(rows),
         replication_factor=len(first.replicas) - len(first.adding_replicas) if first else 0,
@@ -414,6 +445,7 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     )
     moves = [
         KafkaReassignment(
+            root=context.root,
             topic=topic,
             partition=r.partition,
             target_replicas=tuple(b for b in r.replicas if b not in r.removing_replicas),
@@ -423,6 +455,17 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     ]
     extra = _version_warning(f, version, 3, "topic znode")
     return [record, *rows, *moves, *_warnings(context, "kafka_topic", parsed, extra)]
+
+
+_UUID = re.compile(r"[A-Za-z0-9_-]{22}(?:==)?")
+
+
+def is_kafka_uuid(text: str | None) -> bool:
+    """What Kafka's ``Uuid.fromString`` accepts: at most 24 characters that Java's base64url decoder
+    reads as exactly 16 bytes. Sixteen bytes are 22 characters of the URL-safe alphabet, with the two
+    ``=`` of padding or none (one ``=`` is a wrong ending unit, other lengths other byte counts); Java's
+    decoder ignores the unused low bits of the last character, and so does this."""
+    return text is not None and _UUID.fullmatch(text) is not None
 
 
 _STATE_FIELDS = ("leader", "leader_epoch", "controller_epoch", "version")
@@ -448,6 +491,7 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
         # what is missing, mistyped or new
         return [
             KafkaPartitionState(
+                root=context.root,
                 topic=topic,
                 partition=int(partition) if _DIGITS.match(partition) else -1,
                 leader=obj["leader"],
@@ -465,17 +509,28 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
 def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, partition: str) -> list[Any]:
     f = Fields(_object(parsed, "a partition state"))
     state = KafkaPartitionState(
+        root=context.root,
         topic=topic,
         partition=int(partition) if _DIGITS.match(partition) else -1,
         leader=f.integer("leader") or 0,
         leader_epoch=f.integer("leader_epoch") or 0,
         isr=f.int_list("isr"),
         controller_epoch=f.integer("controller_epoch") or 0,
-        version=f.integer("version") or 0,
+        version=f.integer("version", required=False),  # TopicPartitionStateZNode.decode does not read it
         leader_recovery_state=f.integer("leader_recovery_state", required=False) or 0,
         zk_version=context.stat.version if context.stat is not None else None,
     )
     f.check("partition state")
+    # TopicPartitionStateZNode.decode: LeaderRecoveryState.of(value.toByte) knows 0 (RECOVERED) and 1
+    # (RECOVERING, KIP-704); anything else fails the read
+    recovery = (state.leader_recovery_state + 128) % 256 - 128
+    if recovery not in (0, 1):
+        raise DecodeError(
+            f"leader_recovery_state {state.leader_recovery_state} is not 0 (recovered) or 1 (recovering): "
+            "Kafka cannot read this state",
+            failure_type=FailureType.INVALID_VALUE,
+        )
+    state.leader_recovery_state = recovery
     return [state, *_warnings(context, "kafka_partition_state", parsed, _version_warning(f, state.version, 1, "state"))]
 
 
@@ -489,6 +544,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
     text = data.decode("utf-8", "replace").strip()
     if _DIGITS.match(text):  # before 0.8.1: the bare broker id
         controller = KafkaController(
+            root=context.root,
             broker_id=int(text),
             version=0,
             timestamp_ms=None,
@@ -506,6 +562,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
     kraft_epoch = f.integer("kraftControllerEpoch", required=False)
     f.check("controller znode")
     controller = KafkaController(
+        root=context.root,
         broker_id=broker_id if broker_id is not None else -1,
         version=version or 0,
         timestamp_ms=timestamp,
@@ -538,7 +595,7 @@ def decode_controller_epoch(context: DecodeContext, data: bytes | None) -> list[
     if epoch is None:
         return warnings
     zk_version = context.stat.version if context.stat is not None else None
-    return [KafkaControllerEpoch(epoch=epoch, zk_version=zk_version), *warnings]
+    return [KafkaControllerEpoch(root=context.root, epoch=epoch, zk_version=zk_version), *warnings]
 
 
 # --- configs ------------------------------------------------------------------------------------------
@@ -621,8 +678,10 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
     else:
         entity_type, entity_name = segments[-2], segments[-1]
     f = Fields(_object(parsed, "a config znode"))
-    version = f.integer("version")
-    config = f.obj_field("config")
+    # ConfigEntityZNode.decode (ZkData.scala) reads "config" alone, when it is there: a znode without a
+    # version, or without overrides, is one Kafka reads
+    version = f.integer("version", required=False)
+    config = f.obj_field("config", required=False)
     for key, value in config.items():
         if not isinstance(value, str):
             f.errors.append(f"config.{key}: expected a string, got {_json_type(value)}")
@@ -633,11 +692,25 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
         shown = value if (context.show_secrets or not sensitive) else _redact(key, value)
         context.redacted = context.redacted or shown is not value  # the raw bytes hold it too
         rows.append(
-            KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=key, value=shown, sensitive=sensitive)
+            KafkaConfig(
+                root=context.root,
+                entity_type=entity_type,
+                entity_name=entity_name,
+                key=key,
+                value=shown,
+                sensitive=sensitive,
+            )
         )
     if not rows:  # every override deleted: the entity is still there
         rows.append(
-            KafkaConfig(entity_type=entity_type, entity_name=entity_name, key=None, value=None, sensitive=False)
+            KafkaConfig(
+                root=context.root,
+                entity_type=entity_type,
+                entity_name=entity_name,
+                key=None,
+                value=None,
+                sensitive=False,
+            )
         )
     extra = _version_warning(f, version, 1, "config znode")
     return [*rows, *_warnings(context, "kafka_config", parsed, extra)]
@@ -650,18 +723,73 @@ def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any
     parsed = load_json(data)
     context.encoding = parsed.encoding
     if isinstance(parsed.value, str):  # 0.8.1-0.8.2: the JSON string of a topic name
-        change = KafkaConfigChange(node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}")
+        change = KafkaConfigChange(
+            root=context.root, node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}"
+        )
         return [change, *_warnings(context, "kafka_config_change", parsed)]
     f = Fields(_object(parsed, "a config change"))
     version = f.integer("version")
     # 0.9-0.10.0 wrote entity_type and entity_name; 0.10.1+ writes entity_path
     path = f"{f.string('entity_type')}/{f.string('entity_name')}" if version == 1 else f.string("entity_path") or ""
     f.check("config change")
-    change = KafkaConfigChange(node=node, sequence=_sequence(node), version=version or 0, entity_path=path)
+    change = KafkaConfigChange(
+        root=context.root, node=node, sequence=_sequence(node), version=version or 0, entity_path=path
+    )
     return [change, *_warnings(context, "kafka_config_change", parsed, _version_warning(f, version, 2, "change"))]
 
 
 # --- ACLs ---------------------------------------------------------------------------------------------
+
+# Kafka's AclOperation and AclPermissionType, by the names SecurityUtils gives them (Pascal case):
+# ``SecurityUtils.operation``/``permissionType`` look a name up as written, then upper-cased against the
+# upper-cased Pascal names ("READ", "read", "DescribeConfigs", "DESCRIBECONFIGS"; not "describe_configs"),
+# and read any other name as Unknown
+ACL_OPERATIONS = (
+    "Unknown", "Any", "All", "Read", "Write", "Create", "Delete", "Alter", "Describe", "ClusterAction",
+    "DescribeConfigs", "AlterConfigs", "IdempotentWrite", "CreateTokens", "DescribeTokens",
+)  # fmt: skip
+ACL_PERMISSIONS = ("Unknown", "Any", "Deny", "Allow")
+_ACL_NAMES = {
+    kind: {**{name: name for name in names}, **{name.upper(): name for name in names}}
+    for kind, names in (("operation", ACL_OPERATIONS), ("permissionType", ACL_PERMISSIONS))
+}
+
+
+def canonical_acl_name(kind: str, written: str) -> str:
+    """The name Kafka gives an ACL's ``operation`` or ``permissionType`` as written in its znode."""
+    names = _ACL_NAMES[kind]
+    return names.get(written) or names.get(written.upper()) or "Unknown"
+
+
+def _acl_entry(entry: dict[str, Any], where: str, f: Fields) -> tuple[list[str], list[tuple[str, str]]] | None:
+    """principal, permission, operation and host of one ACL entry, named as Kafka names them, and the
+    notes its reading raised; None (with ``f``'s errors) when the entry is not what ``AclEntry.fromBytes``
+    can read. Kafka refuses a principal without its type (``SecurityUtils.parseKafkaPrincipal``) and an
+    operation or permission of Any (``AccessControlEntry``): raised as ``invalid_value``."""
+    e = Fields(entry)
+    values = [e.string(k) for k in ("principal", "permissionType", "operation", "host")]
+    f.errors += [f"{where}.{msg}" for msg in e.errors]
+    if e.errors:
+        return None
+    principal, permission, operation, host = (v or "" for v in values)
+    if ":" not in principal:
+        raise DecodeError(
+            f"{where}.principal: {principal!r} is not principalType:name: Kafka cannot read these ACLs",
+            failure_type=FailureType.INVALID_VALUE,
+        )
+    notes = []
+    named = []
+    for kind, written in (("permissionType", permission), ("operation", operation)):
+        name = canonical_acl_name(kind, written)
+        if name == "Any":
+            raise DecodeError(
+                f"{where}.{kind}: Any is a filter, not an ACL: Kafka cannot read these ACLs",
+                failure_type=FailureType.INVALID_VALUE,
+            )
+        if name == "Unknown" and written.upper() != "UNKNOWN":
+            notes.append(("unknown_acl_name", f"{where}.{kind} {written!r} is none Kafka knows: it reads as Unknown"))
+        named.append(name)
+    return [principal, named[0], named[1], host], notes
 
 
 def _acl_decoder(pattern_type: str) -> Decoder:
@@ -673,17 +801,18 @@ def _acl_decoder(pattern_type: str) -> Decoder:
         version = f.integer("version")
         entries = f.list_field("acls")
         rows = []
+        notes: list[tuple[str, str]] = []
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 f.errors.append(f"acls[{i}]: expected an object, got {_json_type(entry)}")
                 continue
-            e = Fields(entry)
-            values = [e.string(k) for k in ("principal", "permissionType", "operation", "host")]
-            f.errors += [f"acls[{i}].{msg}" for msg in e.errors]
-            if not e.errors:
-                principal, permission, operation, host = (v or "" for v in values)
+            read = _acl_entry(entry, f"acls[{i}]", f)
+            if read is not None:
+                (principal, permission, operation, host), entry_notes = read
+                notes += entry_notes
                 rows.append(
                     KafkaAcl(
+                        root=context.root,
                         pattern_type=pattern_type,
                         resource_type=resource_type,
                         resource_name=resource_name,
@@ -694,8 +823,13 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                     )
                 )
         f.check("ACL znode")
+        if version != 1:  # AclEntry.fromBytes: Utils.require(version == 1)
+            raise DecodeError(
+                f"ACL znode version {version}: Kafka reads version 1 only", failure_type=FailureType.INVALID_VALUE
+            )
         if not rows:  # an ACL znode whose list is empty: the resource is still listed
             empty = KafkaAcl(
+                root=context.root,
                 pattern_type=pattern_type,
                 resource_type=resource_type,
                 resource_name=resource_name,
@@ -705,7 +839,8 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                 host=None,
             )
             rows.append(empty)
-        return [*rows, *_warnings(context, "kafka_acl", parsed, _version_warning(f, version, 1, "ACL znode"))]
+        extra = [*notes, *_version_warning(f, version, 1, "ACL znode")]
+        return [*rows, *_warnings(context, "kafka_acl", parsed, extra)]
 
     return decode_acl
 
@@ -723,6 +858,7 @@ def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> lis
         raise DecodeError(f"expected Type:name, got {text[:60]!r}", failure_type=FailureType.WRONG_TYPE)
     return [
         KafkaAclChange(
+            root=context.root,
             node=node,
             sequence=_sequence(node),
             pattern_type="LITERAL",
@@ -738,6 +874,7 @@ def decode_acl_change_extended(context: DecodeContext, parsed: Json) -> list[Any
     f = Fields(_object(parsed, "an ACL change"))
     f.integer("version")
     change = KafkaAclChange(
+        root=context.root,
         node=node,
         sequence=_sequence(node),
         pattern_type=f.string("patternType") or "",
@@ -771,7 +908,7 @@ def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]
     f = Fields(_object(parsed, "a reassignment"))
     f.integer("version")
     rows = [
-        KafkaReassignment(topic=t, partition=p, target_replicas=r, source="admin")
+        KafkaReassignment(root=context.root, topic=t, partition=p, target_replicas=r, source="admin")
         for t, p, r in _topic_partitions(f, True)
     ]
     f.check("reassignment")
@@ -782,14 +919,14 @@ def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]
 def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a preferred replica election"))
     f.integer("version", required=False)
-    rows = [KafkaPreferredElection(topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
+    rows = [KafkaPreferredElection(root=context.root, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
     f.check("preferred replica election")
     return [*rows, *_warnings(context, "kafka_preferred_election", parsed)]
 
 
 def decode_topic_deletion(context: DecodeContext, data: bytes | None) -> list[Any]:
     marked = context.stat.ctime if context.stat is not None else None
-    return [KafkaTopicDeletion(topic=_segments(context)[-1], marked_ms=marked)]
+    return [KafkaTopicDeletion(root=context.root, topic=_segments(context)[-1], marked_ms=marked)]
 
 
 @_payload("kafka_isr_change")
@@ -797,9 +934,11 @@ def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
     node = _segments(context)[-1]
     f = Fields(_object(parsed, "an ISR change notification"))
     f.integer("version")
-    rows = [KafkaIsrChange(node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
+    rows = [
+        KafkaIsrChange(root=context.root, node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)
+    ]
     f.check("ISR change notification")
-    rows = rows or [KafkaIsrChange(node=node, topic=None, partition=None)]
+    rows = rows or [KafkaIsrChange(root=context.root, node=node, topic=None, partition=None)]
     return [*rows, *_warnings(context, "kafka_isr_change", parsed)]
 
 
@@ -808,7 +947,10 @@ def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a log dir event"))
     f.integer("version")
     event = KafkaLogDirEvent(
-        node=_segments(context)[-1], broker_id=f.integer("broker") or -1, event=f.integer("event") or 0
+        root=context.root,
+        node=_segments(context)[-1],
+        broker_id=f.integer("broker") or -1,
+        event=f.integer("event") or 0,
     )
     f.check("log dir event")
     return [event, *_warnings(context, "kafka_log_dir_event", parsed)]
@@ -827,6 +969,7 @@ def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
     timestamp = f.str_ms("timestamp", required=False)
     f.check("consumer registration")
     member = KafkaConsumerMember(
+        root=context.root,
         group=segments[-3],
         consumer_id=segments[-1],
         version=version,
@@ -848,6 +991,7 @@ def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[An
     partition = segments[-1]
     return [
         KafkaConsumerOwner(
+            root=context.root,
             group=segments[-4],
             topic=segments[-2],
             partition=int(partition) if _DIGITS.match(partition) else -1,
@@ -863,6 +1007,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
         return warnings
     partition = segments[-1]
     row = KafkaConsumerOffset(
+        root=context.root,
         group=segments[-4],
         topic=segments[-2],
         partition=int(partition) if _DIGITS.match(partition) else -1,
@@ -877,7 +1022,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
 @_payload("kafka_cluster_id")
 def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "the cluster id"))
-    record = KafkaClusterId(cluster_id=f.string("id") or "", version=f.string("version") or "")
+    record = KafkaClusterId(root=context.root, cluster_id=f.string("id") or "", version=f.string("version") or "")
     f.check("cluster id")
     return [record, *_warnings(context, "kafka_cluster_id", parsed)]
 
@@ -890,7 +1035,11 @@ def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
     start, end = f.str_ms("block_start"), f.str_ms("block_end")
     f.check("producer id block")
     block = KafkaProducerIdBlock(
-        version=version or 0, broker_id=broker if broker is not None else -1, block_start=start or 0, block_end=end or 0
+        root=context.root,
+        version=version or 0,
+        broker_id=broker if broker is not None else -1,
+        block_start=start or 0,
+        block_end=end or 0,
     )
     return [block, *_warnings(context, "kafka_producer_id_block", parsed)]
 
@@ -903,6 +1052,7 @@ def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
     features = f.obj_field("features", required=False)
     f.check("feature znode")
     record = KafkaFeature(
+        root=context.root,
         version=version or 0,
         status="Enabled" if status == 1 else "Disabled",
         finalized_features=tuple(f"{name}={_range(spec)}" for name, spec in sorted(features.items())),
@@ -926,6 +1076,7 @@ def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
     f.check("migration znode")
     version, offset, controller, metadata_epoch, controller_epoch = (v if v is not None else -1 for v in values)
     record = KafkaMigration(
+        root=context.root,
         version=version,
         kraft_metadata_offset=offset,
         kraft_controller_id=controller,
@@ -941,6 +1092,7 @@ def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
 def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a delegation token"))
     token = KafkaDelegationToken(
+        root=context.root,
         token_id=_segments(context)[-1],
         owner=f.string("owner", required=False) or "",
         expiry_ms=f.integer("expiryTimestamp", required=False),
@@ -1074,13 +1226,14 @@ def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | Non
     name = _segments(context)[-1]
     if not name.lstrip("-").isdigit():
         return None
-    return empty_broker(int(name), alive=True, decode_status=status)  # registered: its znode exists
+    return empty_broker(int(name), alive=True, root=context.root, decode_status=status)  # registered: its znode exists
 
 
-def empty_broker(broker_id: int, *, alive: bool, decode_status: str = "ok") -> KafkaBroker:
+def empty_broker(broker_id: int, *, alive: bool, root: str, decode_status: str = "ok") -> KafkaBroker:
     """A broker known by its id alone: named in a replica list, or registered with bytes that say
     nothing (``decode_status`` says why)."""
     return KafkaBroker(
+        root=root,
         broker_id=broker_id,
         alive=alive,
         version=None,
@@ -1101,6 +1254,7 @@ def empty_broker(broker_id: int, *, alive: bool, decode_status: str = "ok") -> K
 
 def topic_placeholder(context: DecodeContext, status: str) -> KafkaTopic:
     return KafkaTopic(
+        root=context.root,
         topic=_segments(context)[-1],
         version=None,
         topic_id=None,

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from ..errors import DecodeError, FailureType
-from ..layout import STORM
+from ..layout import STORM, name_from_id
 from ..records import (
     StormBackpressure,
     StormBlob,
@@ -97,7 +97,7 @@ def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
     legacy = _legacy(data, context)
     if legacy is not None:
-        return _legacy_storm_base(topology_id, legacy)
+        return _legacy_storm_base(topology_id, legacy, context.root)
     base = read_thrift("StormBase", data, context)
     executors: dict[str, int] = base.get("component_executors") or {}
     action = base.get("topology_action_options") or {}
@@ -120,6 +120,8 @@ def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
         num_executors=sum(executors.values()),
         num_components=len(executors),
         format="thrift",
+        name_derived=False,
+        root=context.root,
     )
     debug: dict[str, Any] = base.get("component_debug") or {}
     new_counts: dict[str, int] = (rebalance or {}).get("num_executors") or {}
@@ -131,13 +133,14 @@ def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
             rebalance_executors=new_counts.get(component),
             debug_enabled=debug.get(component, {}).get("enable"),
             debug_sampling_pct=debug.get(component, {}).get("samplingpct"),
+            root=context.root,
         )
         for component, count in sorted(executors.items())
     ]
     return [topology, *components]
 
 
-def _legacy_storm_base(topology_id: str, base: dict[str, Any]) -> list[Any]:
+def _legacy_storm_base(topology_id: str, base: dict[str, Any], root: str) -> list[Any]:
     if base.get("_record", "").rsplit(".", 1)[-1] != "StormBase":
         raise DecodeError(
             f"expected a StormBase record, found {base.get('_record')}", failure_type=FailureType.WRONG_RECORD
@@ -148,9 +151,10 @@ def _legacy_storm_base(topology_id: str, base: dict[str, Any]) -> list[Any]:
     launch = base.get("launch-time-secs")
     old = status.get(":old-status") or {}
     overrides: dict[str, int] = status.get(":executor-overrides") or {}
+    name = base.get("storm-name")
     topology = StormTopology(
         topology_id=topology_id,
-        name=base.get("storm-name") or topology_id.rsplit("-", 2)[0],
+        name=name or name_from_id(topology_id),
         status=kind,
         num_workers=int(base.get("num-workers") or 0),
         launch_time_secs=launch,
@@ -165,6 +169,8 @@ def _legacy_storm_base(topology_id: str, base: dict[str, Any]) -> list[Any]:
         num_executors=sum(executors.values()),
         num_components=len(executors),
         format="java-0.9",
+        name_derived=not name,
+        root=root,
     )
     components = [
         StormComponent(
@@ -174,6 +180,7 @@ def _legacy_storm_base(topology_id: str, base: dict[str, Any]) -> list[Any]:
             rebalance_executors=overrides.get(component),
             debug_enabled=None,
             debug_sampling_pct=None,
+            root=root,
         )
         for component, count in sorted(executors.items())
     ]
@@ -192,7 +199,7 @@ def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
     topology_id = _segments(context)[1]
     legacy = _legacy(data, context)
     if legacy is not None:
-        return _legacy_assignment(topology_id, legacy)
+        return _legacy_assignment(topology_id, legacy, context.root)
     assignment = read_thrift("Assignment", data, context)
     hosts: dict[str, str] = assignment.get("node_host") or {}
     starts: dict[tuple[int, int], int] = assignment.get("executor_start_time_secs") or {}
@@ -215,13 +222,14 @@ def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
                 mem_on_heap_mb=res.get("mem_on_heap"),
                 mem_off_heap_mb=res.get("mem_off_heap"),
                 cpu_pct=res.get("cpu"),
+                root=context.root,
             )
         )
     rows.sort(key=lambda r: (r.start_task, r.end_task))
     return rows
 
 
-def _legacy_assignment(topology_id: str, assignment: dict[str, Any]) -> list[Any]:
+def _legacy_assignment(topology_id: str, assignment: dict[str, Any], root: str) -> list[Any]:
     if assignment.get("_record", "").rsplit(".", 1)[-1] != "Assignment":
         raise DecodeError(
             f"expected an Assignment record, found {assignment.get('_record')}", failure_type=FailureType.WRONG_RECORD
@@ -243,6 +251,7 @@ def _legacy_assignment(topology_id: str, assignment: dict[str, Any]) -> list[Any
                 mem_on_heap_mb=None,
                 mem_off_heap_mb=None,
                 cpu_pct=None,
+                root=root,
             )
         )
     rows.sort(key=lambda r: (r.start_task, r.end_task))
@@ -281,6 +290,7 @@ def decode_supervisor(context: DecodeContext, data: bytes | None) -> list[Any]:
             cpu_capacity_pct=next((capacity[k] for k in _CPU_KEYS if k in capacity), None),
             resources=tuple(f"{k}={v:g}" for k, v in sorted(capacity.items())),
             scheduler_meta=tuple(f"{k}={v}" for k, v in sorted((info.get("scheduler_meta") or {}).items())),
+            root=context.root,
         )
     ]
 
@@ -338,10 +348,11 @@ def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
         heartbeat_at=utc(beat["time_secs"]),
         uptime_secs=beat["uptime_secs"],
         num_executor_stats=beat["num_executor_stats"] if "num_executor_stats" in beat else len(beat["executor_stats"]),
+        root=context.root,
     )
     if not context.detail:
         return [worker]
-    return [worker, *_stat_rows(topology_id, node, port, beat["executor_stats"])]
+    return [worker, *_stat_rows(topology_id, node, port, beat["executor_stats"], context.root)]
 
 
 _BEAT_HEAD = struct.Struct(">bhi")  # STRING, field 1, length
@@ -391,7 +402,7 @@ def heartbeat_head_and_tail(data: bytes | None) -> dict[str, Any] | None:
     return None
 
 
-def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str, Any]]) -> Iterator[Any]:
+def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str, Any]], root: str) -> Iterator[Any]:
     for (start, end), executor in stats.items():
         specific = executor.get("specific") or {}
         executor_type = "spout" if "spout" in specific else "bolt" if "bolt" in specific else None
@@ -424,6 +435,7 @@ def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str
                     row.stream = str(stream_id)
                     row.source_component = source
                     row.value = float(value)
+                    row.root = root
                     yield row
 
 
@@ -480,7 +492,9 @@ def _when(moment: datetime) -> str:
 # --- errors -------------------------------------------------------------------------------------------
 
 
-def _error(topology_id: str, component: str, info: dict[str, Any], sequence: int | None, last: bool) -> StormError:
+def _error(
+    topology_id: str, component: str, info: dict[str, Any], sequence: int | None, last: bool, root: str
+) -> StormError:
     text: str = info["error"]
     return StormError(
         topology_id=topology_id,
@@ -493,6 +507,7 @@ def _error(topology_id: str, component: str, info: dict[str, Any], sequence: int
         first_line=text.split("\n", 1)[0].strip(),
         sequence=sequence,
         last_error=last,
+        root=root,
     )
 
 
@@ -514,7 +529,7 @@ def decode_error_node(context: DecodeContext, data: bytes | None) -> list[Any]:
     """``errors/{topology}/{component}/e{seq}``."""
     _, topology_id, encoded, name = _segments(context)
     sequence = int(name[1:]) if name[:1] == "e" and name[1:].isdigit() else None
-    return [_error(topology_id, unquote_plus(encoded), _error_info(data, context), sequence, False)]
+    return [_error(topology_id, unquote_plus(encoded), _error_info(data, context), sequence, False, context.root)]
 
 
 def decode_error_component(context: DecodeContext, data: bytes | None) -> list[Any]:
@@ -525,7 +540,7 @@ def decode_error_component(context: DecodeContext, data: bytes | None) -> list[A
         return []
     _, topology_id, name = _segments(context)
     component = name[: -len("-last-error")] if name.endswith("-last-error") else name
-    return [_error(topology_id, unquote_plus(component), _error_info(data, context), None, True)]
+    return [_error(topology_id, unquote_plus(component), _error_info(data, context), None, True, context.root)]
 
 
 def summarize_error(records: list[Any]) -> str:
@@ -547,6 +562,7 @@ def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
             tls_port=summary.get("tlsPort"),
             started_secs=summary["uptime_secs"],
             version=summary["version"],
+            root=context.root,
         )
     ]
 
@@ -560,7 +576,7 @@ def decode_leader_latch(context: DecodeContext, data: bytes | None) -> list[Any]
         participant = (data or b"").decode("utf-8")
     except UnicodeDecodeError:
         raise DecodeError("leader latch id is not UTF-8", failure_type=FailureType.INVALID_UTF8) from None
-    return [StormLeaderLatch(node_name=name, participant_id=participant, sequence=int(sequence))]
+    return [StormLeaderLatch(node_name=name, participant_id=participant, sequence=int(sequence), root=context.root)]
 
 
 def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
@@ -577,6 +593,7 @@ def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
             port=int(info["port"]),
             tls_port=info.get("tlsPort"),
             is_leader=bool(info.get("isLeader")),
+            root=context.root,
         )
     ]
 
@@ -586,13 +603,13 @@ def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
     nimbus_id, _, version = name.rpartition("-")
     if not nimbus_id or not version.isdigit():
         raise DecodeError(f"{name!r} is not {{nimbus-id}}-{{version}}", failure_type=FailureType.BAD_NODE_NAME)
-    return [StormBlob(key=key, nimbus_id=nimbus_id, version=int(version))]
+    return [StormBlob(key=key, nimbus_id=nimbus_id, version=int(version), root=context.root)]
 
 
 def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any]:
     if not data or len(data) != 4:
         raise DecodeError(f"expected a 4-byte int, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
-    return [StormBlobSequence(key=_segments(context)[1], max_sequence=struct.unpack(">i", data)[0])]
+    return [StormBlobSequence(key=_segments(context)[1], max_sequence=struct.unpack(">i", data)[0], root=context.root)]
 
 
 # --- per-topology settings ----------------------------------------------------------------------------
@@ -610,6 +627,7 @@ def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
             reset_timeout_secs=level.get("reset_log_level_timeout_secs"),
             reset_at_ms=level.get("reset_log_level_timeout_epoch"),
             reset_level=level.get("reset_log_level"),
+            root=context.root,
         )
         for logger, level in sorted((config.get("named_logger_level") or {}).items())
     ]
@@ -621,6 +639,7 @@ def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
         reset_timeout_secs=None,
         reset_at_ms=None,
         reset_level=None,
+        root=context.root,
     )
     return levels or [empty]
 
@@ -636,6 +655,7 @@ def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[A
             port=min(ports) if ports else -1,
             action=_status_name(request["action"]),
             timestamp_ms=request.get("time_stamp"),
+            root=context.root,
         )
     ]
 
@@ -652,11 +672,15 @@ def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
             value=value if context.show_secrets else REDACTED,
             value_length=len(value),
             owner=owner,
+            root=context.root,
         )
         for key, value in sorted(creds["creds"].items())
     ]
     # no credential: still the topology and its owner (a parent's scalars outlive an empty list)
-    return rows or [StormCredential(topology_id=topology_id, key=None, value=None, value_length=None, owner=owner)]
+    empty = StormCredential(
+        topology_id=topology_id, key=None, value=None, value_length=None, owner=owner, root=context.root
+    )
+    return rows or [empty]
 
 
 def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
@@ -672,6 +696,7 @@ def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
             expiration_ms=key["expirationTimeMillis"],
             key=key["key"].hex() if context.show_secrets else REDACTED,
             key_length=len(key["key"]),
+            root=context.root,
         )
     ]
 
@@ -682,7 +707,13 @@ def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]
     if not data or len(data) != 8:
         raise DecodeError(f"expected an 8-byte long, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
     return [
-        StormBackpressure(topology_id=topology_id, node=node, port=port, throttle_on_ms=struct.unpack(">q", data)[0])
+        StormBackpressure(
+            topology_id=topology_id,
+            node=node,
+            port=port,
+            throttle_on_ms=struct.unpack(">q", data)[0],
+            root=context.root,
+        )
     ]
 
 
@@ -701,6 +732,7 @@ def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[
             topology_id=topology_id,
             task_id=int(task) if task.isdigit() else None,
             detail=detail,
+            root=context.root,
         )
     ]
 
@@ -710,10 +742,9 @@ def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[
 
 def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
     topology_id = _segments(context)[1]
-    parts = topology_id.rsplit("-", 2)
     return StormTopology(
         topology_id=topology_id,
-        name=parts[0] if len(parts) == 3 else topology_id,
+        name=name_from_id(topology_id),
         status="UNKNOWN",
         num_workers=None,
         launch_time_secs=None,
@@ -728,7 +759,9 @@ def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
         num_executors=None,
         num_components=None,
         format="unknown",
+        name_derived=True,
         decode_status=status,
+        root=context.root,
     )
 
 
@@ -749,6 +782,7 @@ def supervisor_placeholder(context: DecodeContext, status: str) -> StormSupervis
         resources=(),
         scheduler_meta=(),
         decode_status=status,
+        root=context.root,
     )
 
 
@@ -767,6 +801,7 @@ def worker_placeholder(context: DecodeContext, status: str) -> StormWorker | Non
         uptime_secs=None,
         num_executor_stats=None,
         decode_status=status,
+        root=context.root,
     )
 
 
@@ -781,6 +816,7 @@ def nimbus_placeholder(context: DecodeContext, status: str) -> StormNimbus:
         started_secs=None,
         version=None,
         decode_status=status,
+        root=context.root,
     )
 
 

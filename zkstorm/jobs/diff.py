@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from ..errors import FailureType, NotFoundError, SnapshotError
 from ..lock import os_reason
 from ..manifest import manifest_name
-from ..snapshot import open_filesystem, scan_manifests
+from ..snapshot import manifest_root, open_filesystem, scan_manifests
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,10 @@ def _rows(filesystem: pafs.FileSystem, base: str, manifest: dict[str, Any]) -> d
             ) from None
         keep = [c for c in table.column_names if c not in META]
         rows = table.select(keep).to_pylist()
+        legacy_root = manifest_root(manifest, name) if "root" not in table.column_names else None
+        if legacy_root is not None:  # written before rows carried their root: the one its manifest names
+            for row in rows:
+                row["root"] = legacy_root
         if name == "decode_failures":  # older snapshots spelled failure types with hyphens
             for row in rows:
                 row["failure_type"] = FailureType.of(row["failure_type"]).value

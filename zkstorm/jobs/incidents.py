@@ -32,6 +32,7 @@ class Incident:
     """One entry of the timeline. ``chart`` is the metric whose chart shows it."""
 
     cluster: str
+    root: str  # the Storm root or Kafka chroot of the subjects
     system: str
     kind: str
     level: str
@@ -106,12 +107,13 @@ def _absences(h: History, present: Any, key: str) -> list[Any]:
 
     F = _F()
     grid = presence_grid(h.snaps, present, key)
-    earlier = W.partitionBy("cluster", key).orderBy("idx").rowsBetween(W.unboundedPreceding, -1)
+    earlier = W.partitionBy("cluster", "root", key).orderBy("idx").rowsBetween(W.unboundedPreceding, -1)
     absent = grid.withColumn("seen_before", F.max(F.col("present").cast("int")).over(earlier)).where(
         ~F.col("present") & (F.col("seen_before") == 1)
     )
-    runs = absent.withColumn("run", F.col("idx") - F.row_number().over(W.partitionBy("cluster", key).orderBy("idx")))
-    spans = runs.groupBy("cluster", key, "run").agg(
+    by_key = W.partitionBy("cluster", "root", key).orderBy("idx")
+    runs = absent.withColumn("run", F.col("idx") - F.row_number().over(by_key))
+    spans = runs.groupBy("cluster", "root", key, "run").agg(
         F.min("snapshot_time").alias("started"),
         F.count(F.lit(1)).alias("snapshots"),
         F.min_by("snapshot_id", "idx").alias("first_id"),
@@ -132,34 +134,35 @@ def brokers_gone(h: History) -> list[Incident]:
     if live is None:
         return []
     F = _F()
-    spans = _absences(h, live.select("cluster", "snapshot_id", "broker_id"), "broker_id")
+    spans = _absences(h, live.select("cluster", "snapshot_id", "root", "broker_id"), "broker_id")
     if not spans:
         return []
     endpoints = {
-        (r["cluster"], r["broker_id"]): r["endpoint"]
-        for r in live.groupBy("cluster", "broker_id")
+        (r["cluster"], r["root"], r["broker_id"]): r["endpoint"]
+        for r in live.groupBy("cluster", "root", "broker_id")
         .agg(F.max_by("endpoint", "snapshot_time").alias("endpoint"))
         .collect()
     }
-    impact: dict[tuple[str, int], Any] = {}
+    impact: dict[tuple[str, str, int], Any] = {}
     facts = h.fact("kafka_broker_impact")
     if facts is not None:
         starts = h.snaps.sparkSession.createDataFrame(
-            [(s["first_id"], int(s["broker_id"])) for s in spans], "snapshot_id string, broker_id bigint"
+            [(s["first_id"], s["root"], int(s["broker_id"])) for s in spans],
+            "snapshot_id string, root string, broker_id bigint",
         )
-        for r in facts.join(starts, ["snapshot_id", "broker_id"]).collect():
-            impact[(r["snapshot_id"], int(r["broker_id"]))] = r
+        for r in facts.join(starts, ["snapshot_id", "root", "broker_id"]).collect():
+            impact[(r["snapshot_id"], r["root"], int(r["broker_id"]))] = r
     out = []
     for s in spans:
         broker = int(s["broker_id"])
-        hit_row = impact.get((s["first_id"], broker))
+        hit_row = impact.get((s["first_id"], s["root"], broker))
         detail = ""
         if hit_row is not None:
             detail = (
                 f"; it was a replica of {hit_row['replica_of']:,} partitions, the preferred leader of "
                 f"{hit_row['preferred'] or 0:,}; {hit_row['offline'] or 0:,} of them offline"
             )
-        endpoint = endpoints.get((s["cluster"], s["broker_id"])) or "?"
+        endpoint = endpoints.get((s["cluster"], s["root"], s["broker_id"])) or "?"
         what = f"broker {broker} ({endpoint}) not registered:"
         out.append(_absence(s, ("Kafka", "broker_gone", CRITICAL, "kafka_brokers"), f"broker {broker}", what, detail))
     return out
@@ -171,6 +174,7 @@ def _absence(span: Any, rule: tuple[str, str, str, str], subject: str, what: str
     ended = _utc(span["ended"]) if span["ended"] else None
     return Incident(
         cluster=span["cluster"],
+        root=span["root"],
         system=system,
         kind=kind,
         level=level,
@@ -191,12 +195,12 @@ def supervisors_missing(h: History) -> list[Incident]:
     if supervisors is None:
         return []
     F = _F()
-    spans = _absences(h, supervisors.select("cluster", "snapshot_id", "hostname"), "hostname")
+    spans = _absences(h, supervisors.select("cluster", "snapshot_id", "root", "hostname"), "hostname")
     if not spans:
         return []
     slots = {
-        (r["cluster"], r["hostname"]): r
-        for r in supervisors.groupBy("cluster", "hostname")
+        (r["cluster"], r["root"], r["hostname"]): r
+        for r in supervisors.groupBy("cluster", "root", "hostname")
         .agg(
             F.max_by("slots", "snapshot_time").alias("slots"),
             F.max_by("used_slots", "snapshot_time").alias("used"),
@@ -205,7 +209,7 @@ def supervisors_missing(h: History) -> list[Incident]:
     }
     out = []
     for s in spans:
-        seen = slots.get((s["cluster"], s["hostname"]))
+        seen = slots.get((s["cluster"], s["root"], s["hostname"]))
         detail = f"; last seen with {seen['slots']} slots, {seen['used']} used" if seen is not None else ""
         rule = ("Storm", "supervisor_missing", WARNING, "storm_supervisors")
         out.append(_absence(s, rule, s["hostname"], f"supervisor {s['hostname']}", detail))
@@ -222,28 +226,30 @@ def partitions_offline(h: History) -> list[Incident]:
 
     F = _F()
     rows = offline.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
-    per_snapshot = rows.groupBy("cluster", "idx").agg(
+    per_snapshot = rows.groupBy("cluster", "root", "idx").agg(
         F.sum("offline").alias("total"), F.min("snapshot_time").alias("snapshot_time")
     )
-    runs = per_snapshot.withColumn("run", F.col("idx") - F.row_number().over(W.partitionBy("cluster").orderBy("idx")))
-    spans = runs.groupBy("cluster", "run").agg(
+    by_root = W.partitionBy("cluster", "root").orderBy("idx")
+    runs = per_snapshot.withColumn("run", F.col("idx") - F.row_number().over(by_root))
+    spans = runs.groupBy("cluster", "root", "run").agg(
         F.min("snapshot_time").alias("started"),
         F.count(F.lit(1)).alias("snapshots"),
         F.max("total").alias("worst"),
         F.max("idx").alias("end_idx"),
     )
-    in_run = rows.join(runs.select("cluster", "idx", "run"), ["cluster", "idx"])
-    topics = _ranked(in_run, ["cluster", "run"], "topic", "offline", amount="max").drop("total")
+    in_run = rows.join(runs.select("cluster", "root", "idx", "run"), ["cluster", "root", "idx"])
+    topics = _ranked(in_run, ["cluster", "root", "run"], "topic", "offline", amount="max").drop("total")
     after = h.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
-    found = spans.join(topics, ["cluster", "run"]).join(after, ["cluster", "end_idx"], "left")
+    found = spans.join(topics, ["cluster", "root", "run"]).join(after, ["cluster", "end_idx"], "left")
     out = []
-    for r in found.orderBy("cluster", "started").collect():
+    for r in found.orderBy("cluster", "root", "started").collect():
         ended = _utc(r["ended"]) if r["ended"] else None
         worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), _pairs(r["ranked"])
         span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
         out.append(
             Incident(
                 cluster=r["cluster"],
+                root=r["root"],
                 system="Kafka",
                 kind="partitions_offline",
                 level=CRITICAL,
@@ -266,8 +272,8 @@ def partitions_offline(h: History) -> list[Incident]:
 
 
 def _per_snapshot(metric: Any, key_a: str, key_b: str, value: str) -> list[Any]:
-    """Per (cluster, snapshot_time): the total and two rankings (by ``key_a`` and by ``key_b``)."""
-    group = ["cluster", "snapshot_time"]
+    """Per (cluster, root, snapshot_time): the total and two rankings (by ``key_a`` and by ``key_b``)."""
+    group = ["cluster", "root", "snapshot_time"]
     a = (
         _ranked(metric, group, key_a, value)
         .withColumnRenamed("ranked", "ranked_a")
@@ -291,6 +297,7 @@ def _partition_changes(h: History, metric_name: str, value: str, kind: str, leve
         out.append(
             Incident(
                 cluster=r["cluster"],
+                root=r["root"],
                 system="Kafka",
                 kind=kind,
                 level=level,
@@ -324,12 +331,12 @@ def controller_moves(h: History) -> list[Incident]:
     metric = h.computed.get("kafka_controller")
     if metric is None or "controller" not in metric.columns:
         return []
-    rows = [r.asDict() for r in metric.orderBy("cluster", "snapshot_time").collect()]
+    rows = [r.asDict() for r in metric.orderBy("cluster", "root", "snapshot_time").collect()]
     out = []
-    previous: dict[str, Any] = {}
+    previous: dict[tuple[str, str], Any] = {}
     for r in rows:
-        before = previous.get(r["cluster"])
-        previous[r["cluster"]] = r
+        before = previous.get((r["cluster"], r["root"]))
+        previous[(r["cluster"], r["root"])] = r
         if before is None:
             continue
         elections = r.get("elections")
@@ -343,6 +350,7 @@ def controller_moves(h: History) -> list[Incident]:
         out.append(
             Incident(
                 cluster=r["cluster"],
+                root=r["root"],
                 system="Kafka",
                 kind="controller_election",
                 level=INFO,
@@ -367,7 +375,7 @@ def error_bursts(h: History) -> list[Incident]:
         return []
     F = _F()
     unique = errors.withColumn("day", F.to_date("error_at"))
-    group = ["cluster", "day", "topology_id"]
+    group = ["cluster", "root", "day", "topology_id"]
     bursts = unique.groupBy(*group).agg(F.count(F.lit(1)).alias("total"), F.min("error_at").alias("started"))
     bursts = bursts.where(F.col("total") >= ERROR_BURST)
     burst_errors = unique.join(bursts.select(*group), group).withColumn(
@@ -385,6 +393,7 @@ def error_bursts(h: History) -> list[Incident]:
         out.append(
             Incident(
                 cluster=r["cluster"],
+                root=r["root"],
                 system="Storm",
                 kind="error_burst",
                 level=WARNING,

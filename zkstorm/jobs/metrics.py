@@ -9,8 +9,9 @@ runs (``jobs/store.py``) instead of reading every snapshot again. The big tables
 
 **Metrics** (``METRICS``) are computed from the facts of the whole history: most are a fact as it is;
 the rest (de-duplicated errors, runs of consecutive snapshots, flaps, absences) need every snapshot and
-read only facts, which are small. Every metric is keyed by ``cluster``; per-snapshot metrics carry
-``snapshot_time``.
+read only facts, which are small. Every metric is keyed by ``cluster`` and ``root`` (the Storm root or
+Kafka chroot its rows were read under: two clusters on one ensemble are two histories); per-snapshot
+metrics carry ``snapshot_time``. ZooKeeper's own subtrees are the ensemble's and have no root.
 
 A new metric: a fact function (``Window`` → rows with ``cluster`` and ``snapshot_id``) if it needs a
 snapshot's tables, and a ``Metric`` whose ``compute`` reads facts (``History``).
@@ -25,7 +26,7 @@ from typing import Any, Protocol
 CHRONIC_SNAPSHOTS = 3  # under-replicated in this many consecutive snapshots = chronic
 BUSY_CAPACITY = 0.8  # Storm UI flags a bolt whose capacity nears 1: it cannot keep up
 BUSY_SNAPSHOTS = 2  # above it in this many consecutive snapshots, up to the newest = stays busy
-ERROR_KEYS = ["cluster", "topology_id", "component", "time_secs", "host", "port", "error"]
+ERROR_KEYS = ["cluster", "root", "topology_id", "component", "time_secs", "host", "port", "error"]
 
 
 def _F() -> Any:
@@ -107,10 +108,10 @@ def _pairs(df: Any, snaps: Any, keys: list[str]) -> Any:
     current = df.join(snaps.select("snapshot_id", "prev_id", "idx"), "snapshot_id")
     prev = df.select(
         F.col("snapshot_id").alias("prev_id"),
-        *[F.col(k) for k in ["cluster", *keys]],
-        *[F.col(c).alias(f"prev_{c}") for c in df.columns if c not in ("snapshot_id", "cluster", *keys)],
+        *[F.col(k) for k in ["cluster", "root", *keys]],
+        *[F.col(c).alias(f"prev_{c}") for c in df.columns if c not in ("snapshot_id", "cluster", "root", *keys)],
     )
-    return current.join(prev, ["prev_id", "cluster", *keys])
+    return current.join(prev, ["prev_id", "cluster", "root", *keys])
 
 
 def _previous(df: Any, snaps: Any, keys: list[str], columns: list[str]) -> Any:
@@ -119,7 +120,7 @@ def _previous(df: Any, snaps: Any, keys: list[str], columns: list[str]) -> Any:
     gives, by one sort of the rows by key instead of a join of the table with itself: for the largest
     tables (a year of partitions)."""
     F, W = _F(), _window()
-    by_key = W.partitionBy("cluster", *keys).orderBy("idx")
+    by_key = W.partitionBy("cluster", "root", *keys).orderBy("idx")
     rows = df.join(snaps.select("snapshot_id", "idx"), "snapshot_id")
     for column in ["idx", *columns]:
         rows = rows.withColumn(f"prev_{column}", F.lag(column).over(by_key))
@@ -127,27 +128,44 @@ def _previous(df: Any, snaps: Any, keys: list[str], columns: list[str]) -> Any:
 
 
 def churn(df: Any, snaps: Any, keys: list[str], what: str) -> Any:
-    """Per snapshot: how many ``keys`` appeared (absent in the previous snapshot) and disappeared."""
+    """Per snapshot and root: how many ``keys`` appeared (absent in the previous snapshot) and
+    disappeared. A root has a row in a snapshot that has rows of it or whose previous snapshot had."""
     F = _F()
-    present = df.select("cluster", "snapshot_id", *keys).distinct()
+    present = df.select("cluster", "snapshot_id", "root", *keys).distinct()
     with_prev = present.join(snaps.select("snapshot_id", "prev_id"), "snapshot_id").where(F.col("prev_id").isNotNull())
-    before = present.select(F.col("snapshot_id").alias("prev_id"), "cluster", *keys)
-    appeared = with_prev.join(before, ["prev_id", "cluster", *keys], "left_anti").groupBy("snapshot_id").count()
+    before = present.select(F.col("snapshot_id").alias("prev_id"), "cluster", "root", *keys)
+    appeared = (
+        with_prev.join(before, ["prev_id", "cluster", "root", *keys], "left_anti")
+        .groupBy("snapshot_id", "root")
+        .count()
+    )
     nxt = snaps.where(F.col("prev_id").isNotNull()).select("snapshot_id", "prev_id")
     gone = (
         present.withColumnRenamed("snapshot_id", "prev_id")
         .join(nxt, "prev_id")
-        .join(present, ["snapshot_id", "cluster", *keys], "left_anti")
-        .groupBy("snapshot_id")
+        .join(present, ["snapshot_id", "cluster", "root", *keys], "left_anti")
+        .groupBy("snapshot_id", "root")
         .count()
     )
+    counts = present.groupBy("snapshot_id", "root").count()
+    roots = counts.select("snapshot_id", "root").unionByName(gone.select("snapshot_id", "root")).distinct()
     return (
         snaps.select("cluster", "snapshot_id", "snapshot_time")
-        .join(appeared.withColumnRenamed("count", f"{what}_appeared"), "snapshot_id", "left")
-        .join(gone.withColumnRenamed("count", f"{what}_disappeared"), "snapshot_id", "left")
-        .join(present.groupBy("snapshot_id").count().withColumnRenamed("count", what), "snapshot_id", "left")
+        .join(roots, "snapshot_id")
+        .join(appeared.withColumnRenamed("count", f"{what}_appeared"), ["snapshot_id", "root"], "left")
+        .join(gone.withColumnRenamed("count", f"{what}_disappeared"), ["snapshot_id", "root"], "left")
+        .join(counts.withColumnRenamed("count", what), ["snapshot_id", "root"], "left")
         .fillna(0, [f"{what}_appeared", f"{what}_disappeared", what])
     )
+
+
+def _per_root(snaps: Any, *frames: Any) -> Any:
+    """The snapshot frame's cluster and time for every (snapshot, root) that ``frames`` have rows of:
+    the rows a per-snapshot count is given for."""
+    keys = frames[0].select("snapshot_id", "root")
+    for frame in frames[1:]:
+        keys = keys.unionByName(frame.select("snapshot_id", "root"))
+    return snaps.select("cluster", "snapshot_id", "snapshot_time").join(keys.distinct(), "snapshot_id")
 
 
 def _timed(df: Any, snaps: Any) -> Any:
@@ -162,7 +180,9 @@ def storm_topology_status(w: Window) -> Any | None:
     if t is None:
         return None
     return (
-        t.groupBy("cluster", "snapshot_id", "snapshot_time", "status").count().withColumnRenamed("count", "topologies")
+        t.groupBy("cluster", "snapshot_id", "snapshot_time", "root", "status")
+        .count()
+        .withColumnRenamed("count", "topologies")
     )
 
 
@@ -198,6 +218,7 @@ def storm_supervisor_presence(w: Window) -> Any | None:
         "cluster",
         "snapshot_id",
         "snapshot_time",
+        "root",
         "hostname",
         "uptime_secs",
         F.size("ports").alias("slots"),
@@ -211,8 +232,10 @@ def storm_supervisor_restarts(w: Window) -> Any | None:
     if sup is None:
         return None
     F = _F()
-    pairs = _pairs(sup.select("cluster", "snapshot_id", "hostname", "uptime_secs"), w.snaps, ["hostname"])
-    return pairs.where(F.col("uptime_secs") < F.col("prev_uptime_secs")).select("cluster", "snapshot_id", "hostname")
+    pairs = _pairs(sup.select("cluster", "snapshot_id", "root", "hostname", "uptime_secs"), w.snaps, ["hostname"])
+    return pairs.where(F.col("uptime_secs") < F.col("prev_uptime_secs")).select(
+        "cluster", "snapshot_id", "root", "hostname"
+    )
 
 
 def storm_workers(w: Window) -> Any | None:
@@ -221,24 +244,24 @@ def storm_workers(w: Window) -> Any | None:
     if workers is None:
         return None
     F = _F()
-    counts = workers.groupBy("snapshot_id").agg(
+    counts = workers.groupBy("snapshot_id", "root").agg(
         F.count(F.lit(1)).alias("workers"), F.sum(F.coalesce(F.col("stale").cast("int"), F.lit(0))).alias("stale")
     )
     restarts = (
         _pairs(
-            workers.select("cluster", "snapshot_id", "topology_id", "node", "port", "uptime_secs"),
+            workers.select("cluster", "snapshot_id", "root", "topology_id", "node", "port", "uptime_secs"),
             w.snaps,
             ["topology_id", "node", "port"],
         )
         .where(F.col("uptime_secs") < F.col("prev_uptime_secs"))
-        .groupBy("snapshot_id")
+        .groupBy("snapshot_id", "root")
         .count()
         .withColumnRenamed("count", "restarts")
     )
     return (
-        w.snaps.select("cluster", "snapshot_id", "snapshot_time")
-        .join(counts, "snapshot_id", "left")
-        .join(restarts, "snapshot_id", "left")
+        _per_root(w.snaps, counts)
+        .join(counts, ["snapshot_id", "root"], "left")
+        .join(restarts, ["snapshot_id", "root"], "left")
         .fillna(0, ["workers", "stale", "restarts"])
     )
 
@@ -250,14 +273,14 @@ def storm_executor_moves(w: Window) -> Any | None:
         return None
     F = _F()
     pairs = _pairs(
-        x.select("cluster", "snapshot_id", "topology_id", "start_task", "end_task", "node", "port"),
+        x.select("cluster", "snapshot_id", "root", "topology_id", "start_task", "end_task", "node", "port"),
         w.snaps,
         ["topology_id", "start_task", "end_task"],
     )
     moved = pairs.where((F.col("node") != F.col("prev_node")) | (F.col("port") != F.col("prev_port")))
     return (
         _timed(moved, w.snaps)
-        .groupBy("cluster", "snapshot_id", "snapshot_time", "topology_id")
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topology_id")
         .count()
         .withColumnRenamed("count", "moved_executors")
     )
@@ -283,6 +306,7 @@ def storm_component_trend(w: Window) -> Any | None:
         "cluster",
         "snapshot_id",
         "snapshot_time",
+        "root",
         "component_name",
         (F.coalesce(F.col("executed"), F.col("emitted")) / 600.0).alias("throughput_per_s"),
         "acked",
@@ -297,9 +321,13 @@ def storm_failure_rise_events(w: Window) -> Any | None:
     if c is None:
         return None
     F = _F()
-    pairs = _pairs(c.select("cluster", "snapshot_id", "component_name", "failed"), w.snaps, ["component_name"])
+    pairs = _pairs(c.select("cluster", "snapshot_id", "root", "component_name", "failed"), w.snaps, ["component_name"])
     return pairs.where(F.col("failed") > F.col("prev_failed")).select(
-        "cluster", "snapshot_id", "component_name", (F.col("failed") - F.col("prev_failed")).alias("failure_rise")
+        "cluster",
+        "snapshot_id",
+        "root",
+        "component_name",
+        (F.col("failed") - F.col("prev_failed")).alias("failure_rise"),
     )
 
 
@@ -323,13 +351,14 @@ def kafka_brokers(w: Window) -> Any | None:
     )
     live = live.withColumn("registration", registration)
     restarts = (
-        _pairs(live.select("cluster", "snapshot_id", "broker_id", "registration"), w.snaps, ["broker_id"])
+        _pairs(live.select("cluster", "snapshot_id", "root", "broker_id", "registration"), w.snaps, ["broker_id"])
         .where(F.col("registration") != F.col("prev_registration"))
-        .groupBy("snapshot_id")
+        .groupBy("snapshot_id", "root")
         .count()
         .withColumnRenamed("count", "restarts")
     )
-    return churn(live, w.snaps, ["broker_id"], "brokers").join(restarts, "snapshot_id", "left").fillna(0, ["restarts"])
+    brokers = churn(live, w.snaps, ["broker_id"], "brokers")
+    return brokers.join(restarts, ["snapshot_id", "root"], "left").fillna(0, ["restarts"])
 
 
 def kafka_broker_presence(w: Window) -> Any | None:
@@ -342,6 +371,7 @@ def kafka_broker_presence(w: Window) -> Any | None:
         "cluster",
         "snapshot_id",
         "snapshot_time",
+        "root",
         "broker_id",
         F.concat_ws(":", "host", F.col("port").cast("string")).alias("endpoint"),
     )
@@ -356,16 +386,18 @@ def kafka_broker_impact(w: Window) -> Any | None:
     F = _F()
     live = _live_brokers(w)
     if live is not None:  # only partitions naming a broker that is not registered: usually none
-        registered = live.groupBy("snapshot_id").agg(F.collect_set("broker_id").alias("registered"))
-        partitions = partitions.join(registered, "snapshot_id", "left").where(
+        registered = live.groupBy("snapshot_id", "root").agg(F.collect_set("broker_id").alias("registered"))
+        partitions = partitions.join(registered, ["snapshot_id", "root"], "left").where(
             F.col("registered").isNull() | (F.size(F.array_except("replicas", "registered")) > 0)
         )
     replicas = partitions.select(
-        "cluster", "snapshot_id", "offline", F.posexplode("replicas").alias("position", "broker_id")
+        "cluster", "snapshot_id", "root", "offline", F.posexplode("replicas").alias("position", "broker_id")
     )
     if live is not None:
-        replicas = replicas.join(live.select("snapshot_id", "broker_id"), ["snapshot_id", "broker_id"], "left_anti")
-    return replicas.groupBy("cluster", "snapshot_id", "broker_id").agg(
+        replicas = replicas.join(
+            live.select("snapshot_id", "root", "broker_id"), ["snapshot_id", "root", "broker_id"], "left_anti"
+        )
+    return replicas.groupBy("cluster", "snapshot_id", "root", "broker_id").agg(
         F.count(F.lit(1)).alias("replica_of"),
         F.sum(F.col("offline").cast("int")).alias("offline"),
         F.sum((F.col("position") == 0).cast("int")).alias("preferred"),
@@ -380,12 +412,15 @@ def kafka_controller(w: Window) -> Any | None:
     if epochs is None and controllers is None:
         return None
     F, W = _F(), _window()
-    out = w.snaps.select("cluster", "snapshot_id", "snapshot_time", "idx")
+    out = _per_root(w.snaps, *(t for t in (controllers, epochs) if t is not None)).join(
+        w.snaps.select("snapshot_id", "idx"), "snapshot_id"
+    )
     if controllers is not None:
-        out = out.join(controllers.select("snapshot_id", F.col("broker_id").alias("controller")), "snapshot_id", "left")
+        controller = controllers.select("snapshot_id", "root", F.col("broker_id").alias("controller"))
+        out = out.join(controller, ["snapshot_id", "root"], "left")
     if epochs is not None:
-        out = out.join(epochs.select("snapshot_id", "epoch"), "snapshot_id", "left")
-        by_cluster = W.partitionBy("cluster").orderBy("idx")
+        out = out.join(epochs.select("snapshot_id", "root", "epoch"), ["snapshot_id", "root"], "left")
+        by_cluster = W.partitionBy("cluster", "root").orderBy("idx")
         previous = F.lag("epoch").over(by_cluster)
         # only a comparison with the snapshot just before counts (idx - 1), as for every other pair
         adjacent = F.lag("idx").over(by_cluster) == F.col("idx") - 1
@@ -402,7 +437,7 @@ def kafka_partition_health(w: Window) -> Any | None:
     def count(flag: str) -> Any:
         return F.sum(F.coalesce(F.col(flag).cast("int"), F.lit(0)))
 
-    per = p.groupBy("snapshot_id").agg(
+    per = p.groupBy("snapshot_id", "root").agg(
         F.count(F.lit(1)).alias("partitions"),
         count("offline").alias("offline"),
         count("under_replicated").alias("under_replicated"),
@@ -411,7 +446,7 @@ def kafka_partition_health(w: Window) -> Any | None:
         F.sum((F.col("preferred_leader") == F.lit(False)).cast("int")).alias("not_preferred_leader"),
         F.countDistinct("topic").alias("topics"),
     )
-    return w.snaps.select("cluster", "snapshot_id", "snapshot_time").join(per, "snapshot_id", "left").fillna(0)
+    return _per_root(w.snaps, per).join(per, ["snapshot_id", "root"]).fillna(0)
 
 
 def _under_replicated_runs(w: Window) -> Any | None:
@@ -429,11 +464,11 @@ def _under_replicated_runs(w: Window) -> Any | None:
         F, W = _F(), _window()
         rows = (
             p.where(F.col("under_replicated"))
-            .select("cluster", "snapshot_id", "topic", "partition")
+            .select("cluster", "snapshot_id", "root", "topic", "partition")
             .join(w.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
         )
-        by_partition = W.partitionBy("cluster", "topic", "partition").orderBy("idx")
-        by_run = W.partitionBy("cluster", "topic", "partition", "run")  # clustered as by_partition: no shuffle
+        by_partition = W.partitionBy("cluster", "root", "topic", "partition").orderBy("idx")
+        by_run = W.partitionBy("cluster", "root", "topic", "partition", "run")  # clustered as by_partition
         rows = (
             rows.withColumn("run", F.col("idx") - F.row_number().over(by_partition))
             .withColumn("next_idx", F.lead("idx").over(by_partition))
@@ -445,9 +480,11 @@ def _under_replicated_runs(w: Window) -> Any | None:
         kept = w.seen_at_context("kafka_under_replicated")
         if kept is not None:
             kept = kept.join(w.snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id").select(
-                "cluster", "topic", "partition", "kept_idx", F.col("since").alias("kept_since"), "streak"
+                "cluster", "root", "topic", "partition", "kept_idx", F.col("since").alias("kept_since"), "streak"
             )
-            rows = rows.join(kept.withColumnRenamed("streak", "kept_streak"), ["cluster", "topic", "partition"], "left")
+            rows = rows.join(
+                kept.withColumnRenamed("streak", "kept_streak"), ["cluster", "root", "topic", "partition"], "left"
+            )
             goes_on = F.col("first_idx") == F.col("kept_idx")
             streak = F.when(goes_on, streak + F.col("kept_streak") - 1).otherwise(streak)
             since = F.when(goes_on, F.col("kept_since")).otherwise(since)
@@ -456,6 +493,7 @@ def _under_replicated_runs(w: Window) -> Any | None:
             "snapshot_id",
             "idx",
             "snapshot_time",
+            "root",
             "topic",
             "partition",
             since.alias("since"),
@@ -472,7 +510,7 @@ def kafka_under_replicated(w: Window) -> Any | None:
     runs = _under_replicated_runs(w)
     if runs is None:
         return None
-    return runs.select("cluster", "snapshot_id", "topic", "partition", "since", "streak")
+    return runs.select("cluster", "snapshot_id", "root", "topic", "partition", "since", "streak")
 
 
 def kafka_under_replicated_ended(w: Window) -> Any | None:
@@ -489,6 +527,7 @@ def kafka_under_replicated_ended(w: Window) -> Any | None:
     return ending.join(following, ["cluster", "idx"]).select(
         "cluster",
         F.col("ended_at").alias("snapshot_id"),
+        "root",
         "topic",
         "partition",
         "since",
@@ -503,7 +542,11 @@ def kafka_offline_topics(w: Window) -> Any | None:
     if p is None:
         return None
     F = _F()
-    return p.where(F.col("offline")).groupBy("cluster", "snapshot_id", "topic").agg(F.count(F.lit(1)).alias("offline"))
+    return (
+        p.where(F.col("offline"))
+        .groupBy("cluster", "snapshot_id", "root", "topic")
+        .agg(F.count(F.lit(1)).alias("offline"))
+    )
 
 
 def _isr_pairs(w: Window) -> Any | None:
@@ -514,7 +557,7 @@ def _isr_pairs(w: Window) -> Any | None:
         p = w.table("kafka_partitions")
         if p is None:
             return None
-        columns = p.select("cluster", "snapshot_id", "topic", "partition", "isr", "leader")
+        columns = p.select("cluster", "snapshot_id", "root", "topic", "partition", "isr", "leader")
         return _previous(columns, w.snaps, ["topic", "partition"], ["isr", "leader"])
 
     return w.keep("isr_pairs", make)
@@ -529,7 +572,7 @@ def kafka_isr_shrinks(w: Window) -> Any | None:
     left = pairs.withColumn("broker_id", F.explode(F.array_except("prev_isr", "isr")))
     return (
         _timed(left, w.snaps)
-        .groupBy("cluster", "snapshot_id", "snapshot_time", "topic", "broker_id")
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topic", "broker_id")
         .count()
         .withColumnRenamed("count", "isr_shrinks")
     )
@@ -544,7 +587,7 @@ def kafka_leader_changes(w: Window) -> Any | None:
     changed = pairs.where(~F.col("leader").eqNullSafe(F.col("prev_leader")))
     return (
         _timed(changed, w.snaps)
-        .groupBy("cluster", "snapshot_id", "snapshot_time", "topic", F.col("prev_leader").alias("broker_id"))
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topic", F.col("prev_leader").alias("broker_id"))
         .count()
         .withColumnRenamed("count", "leader_changes")
     )
@@ -633,7 +676,7 @@ def storm_errors_daily(h: History) -> Any | None:
     F = _F()
     return (
         e.withColumn("day", F.to_date("error_at"))
-        .groupBy("cluster", "day", "topology_id", "component")
+        .groupBy("cluster", "root", "day", "topology_id", "component")
         .count()
         .withColumnRenamed("count", "errors")
     )
@@ -656,7 +699,7 @@ def storm_error_signatures(h: History) -> Any | None:
     F = _F()
     return (
         e.withColumn("signature", signature_column(F.col("first_line")))
-        .groupBy("cluster", "signature")
+        .groupBy("cluster", "root", "signature")
         .agg(
             F.count(F.lit(1)).alias("errors"),
             F.countDistinct("topology_id").alias("topologies"),
@@ -668,11 +711,12 @@ def storm_error_signatures(h: History) -> Any | None:
 
 
 def presence_grid(snaps: Any, df: Any, key: str) -> Any:
-    """Every (snapshot, key) of a cluster, with ``present`` saying whether the key was in that snapshot."""
+    """Every (snapshot, root, key) of a cluster, with ``present`` saying whether the key was in that
+    snapshot under that root."""
     F = _F()
-    keys = df.select("cluster", key).distinct()
-    present = df.select("snapshot_id", key).distinct().withColumn("present", F.lit(True))
-    return snaps.join(keys, "cluster").join(present, ["snapshot_id", key], "left").fillna(False, ["present"])
+    keys = df.select("cluster", "root", key).distinct()
+    present = df.select("snapshot_id", "root", key).distinct().withColumn("present", F.lit(True))
+    return snaps.join(keys, "cluster").join(present, ["snapshot_id", "root", key], "left").fillna(False, ["present"])
 
 
 def storm_supervisors(h: History) -> Any | None:
@@ -685,27 +729,29 @@ def storm_supervisors(h: History) -> Any | None:
     grid = presence_grid(h.snaps, sup, "hostname")
     first_seen = (
         sup.join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
-        .groupBy("cluster", "hostname")
+        .groupBy("cluster", "root", "hostname")
         .agg(F.min("idx").alias("first_idx"))
     )
     missing = (
-        grid.join(first_seen, ["cluster", "hostname"])
+        grid.join(first_seen, ["cluster", "root", "hostname"])
         .where(~F.col("present") & (F.col("idx") > F.col("first_idx")))
-        .groupBy("snapshot_id")
+        .groupBy("snapshot_id", "root")
         .count()
         .withColumnRenamed("count", "missing")
     )
-    restarts = _restarts(h).groupBy("snapshot_id").count().withColumnRenamed("count", "restarts")
-    slots = sup.groupBy("snapshot_id").agg(
+    restarts = _restarts(h).groupBy("snapshot_id", "root").count().withColumnRenamed("count", "restarts")
+    slots = sup.groupBy("snapshot_id", "root").agg(
         F.count(F.lit(1)).alias("present"),
         F.sum("used_slots").alias("used_slots"),
         F.sum("slots").alias("slots"),
     )
+    # every snapshot of a cluster, for each root that had supervisors in it
     return (
-        h.snaps.select("cluster", "snapshot_id", "snapshot_time")
-        .join(slots, "snapshot_id", "left")
-        .join(missing, "snapshot_id", "left")
-        .join(restarts, "snapshot_id", "left")
+        grid.select("cluster", "snapshot_id", "snapshot_time", "root")
+        .distinct()
+        .join(slots, ["snapshot_id", "root"], "left")
+        .join(missing, ["snapshot_id", "root"], "left")
+        .join(restarts, ["snapshot_id", "root"], "left")
         .fillna(0, ["present", "missing", "restarts", "used_slots", "slots"])
         .withColumn(
             "slot_utilisation_pct",
@@ -718,7 +764,9 @@ def storm_supervisors(h: History) -> Any | None:
 def _restarts(h: History) -> Any:
     restarts = h.fact("storm_supervisor_restarts")
     if restarts is None:
-        return h.snaps.select("cluster", "snapshot_id", _F().lit("").alias("hostname")).limit(0)
+        return h.snaps.select(
+            "cluster", "snapshot_id", _F().lit("").alias("root"), _F().lit("").alias("hostname")
+        ).limit(0)
     return restarts
 
 
@@ -729,30 +777,19 @@ def storm_supervisor_flaps(h: History) -> Any | None:
         return None
     F, W = _F(), _window()
     grid = presence_grid(h.snaps, sup, "hostname")
-    by_host = W.partitionBy("cluster", "hostname").orderBy("idx")
+    by_host = W.partitionBy("cluster", "root", "hostname").orderBy("idx")
     flagged = grid.withColumn("was_present", F.lag("present").over(by_host)).withColumn(
         "seen_before", F.max(F.col("present").cast("int")).over(by_host.rowsBetween(W.unboundedPreceding, -1))
     )
     returns = flagged.where(F.col("present") & ~F.col("was_present") & (F.col("seen_before") == 1))
     absent = flagged.where(~F.col("present") & (F.col("seen_before") == 1))
+    host = ["cluster", "root", "hostname"]
     return (
-        sup.select("cluster", "hostname")
+        sup.select(*host)
         .distinct()
-        .join(
-            returns.groupBy("cluster", "hostname").count().withColumnRenamed("count", "flaps"),
-            ["cluster", "hostname"],
-            "left",
-        )
-        .join(
-            _restarts(h).groupBy("cluster", "hostname").count().withColumnRenamed("count", "restarts"),
-            ["cluster", "hostname"],
-            "left",
-        )
-        .join(
-            absent.groupBy("cluster", "hostname").count().withColumnRenamed("count", "snapshots_absent"),
-            ["cluster", "hostname"],
-            "left",
-        )
+        .join(returns.groupBy(*host).count().withColumnRenamed("count", "flaps"), host, "left")
+        .join(_restarts(h).groupBy(*host).count().withColumnRenamed("count", "restarts"), host, "left")
+        .join(absent.groupBy(*host).count().withColumnRenamed("count", "snapshots_absent"), host, "left")
         .fillna(0, ["flaps", "restarts", "snapshots_absent"])
     )
 
@@ -765,11 +802,11 @@ def storm_busy_components(h: History) -> Any | None:
         return None
     F, W = _F(), _window()
     busy = c.where(F.col("capacity") > BUSY_CAPACITY).join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
-    by_component = W.partitionBy("cluster", "component_name").orderBy("idx")
+    by_component = W.partitionBy("cluster", "root", "component_name").orderBy("idx")
     runs = busy.withColumn("run", F.col("idx") - F.row_number().over(by_component))
     last_idx = h.snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
     return (
-        runs.groupBy("cluster", "component_name", "run")
+        runs.groupBy("cluster", "root", "component_name", "run")
         .agg(
             F.count(F.lit(1)).alias("busy_snapshots"),
             F.min("capacity").alias("lowest_capacity"),
@@ -788,7 +825,7 @@ def storm_failure_rises(h: History) -> Any | None:
     if rises is None:
         return None
     F = _F()
-    return rises.groupBy("cluster", "component_name").agg(
+    return rises.groupBy("cluster", "root", "component_name").agg(
         F.sum("failure_rise").alias("failure_rise"), F.count(F.lit(1)).alias("snapshots_rising")
     )
 
@@ -802,7 +839,15 @@ def kafka_chronic_under_replicated(h: History) -> Any | None:
     if under is None:
         return None
     F = _F()
-    columns = ["cluster", "topic", "partition", F.col("streak").alias("consecutive_snapshots"), "since", "until"]
+    columns = [
+        "cluster",
+        "root",
+        "topic",
+        "partition",
+        F.col("streak").alias("consecutive_snapshots"),
+        "since",
+        "until",
+    ]
     ongoing = (
         under.where(F.col("snapshot_id").isin(h.latest))
         .join(h.snaps.select("snapshot_id", F.col("snapshot_time").alias("until")), "snapshot_id")

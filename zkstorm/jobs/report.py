@@ -112,7 +112,7 @@ def summarize(name: str, system: str, title: str, frame: Any, total_rows: int) -
         if group:
             top = frame.groupBy(group).agg(F.sum(ys[0]).alias("_total")).orderBy(F.desc("_total")).limit(TOP_GROUPS)
             frame = frame.join(top.select(group), group, "left_semi")
-        keys = [x, *([group] if group else []), *(["cluster"] if "cluster" in frame.columns else [])]
+        keys = [x, *([group] if group else []), *[c for c in ("cluster", "root") if c in frame.columns]]
         rows = frame.groupBy(*keys).agg(*[F.sum(y).alias(y) for y in ys]).orderBy(x).collect()
         chart.rows = [r.asDict() for r in rows]
     if name in OFFENDERS:
@@ -132,12 +132,13 @@ def summarize(name: str, system: str, title: str, frame: Any, total_rows: int) -
 def _series(chart: ChartData) -> dict[str, dict[Any, float]]:
     """Line label → x → value (summed over what the label merges)."""
     series: dict[str, dict[Any, float]] = {}
-    clusters = {r.get("cluster") for r in chart.rows}
+    clusters = {(r.get("cluster"), r.get("root")) for r in chart.rows}
     for row in chart.rows:
         for y in chart.ys:
             label = str(row[chart.group]) if chart.group else y
-            if len(clusters) > 1:
-                label = f"{row.get('cluster')}: {label}"
+            if len(clusters) > 1:  # several clusters, or several roots of one: say whose line it is
+                where = row.get("cluster") if row.get("root") is None else f"{row.get('cluster')} {row.get('root')}"
+                label = f"{where}: {label}"
             value = row[y]
             points = series.setdefault(label, {})
             points[row[chart.x]] = points.get(row[chart.x], 0.0) + (float(value) if value is not None else 0.0)

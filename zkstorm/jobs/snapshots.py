@@ -30,6 +30,7 @@ class SnapshotRef:
     index: int  # position in its cluster's sequence, from 0
     files: tuple[str, ...]
     rows: dict[str, int]  # table → rows, from the manifest
+    manifest: dict[str, Any]
 
 
 class SnapshotSet:
@@ -53,7 +54,7 @@ class SnapshotSet:
             position[m["cluster"]] = index + 1
             files = tuple(f"{self.base}/{f}" for f in m["files"])
             rows = {k: int(v) for k, v in m["tables"].items() if isinstance(v, int)}
-            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], manifest_time(m), index, files, rows))
+            refs.append(SnapshotRef(m["snapshot_id"], m["cluster"], manifest_time(m), index, files, rows, m))
         self.snapshots = refs
 
     def _manifests(self) -> list[dict[str, Any]]:
@@ -76,20 +77,26 @@ class SnapshotSet:
         """The rows of one table from the committed snapshots (those in ``ids`` only, when given), or None
         if none of them has it. Read with the table's schema from ``zkstorm.snapshot`` when it is one of
         zkstorm's tables, so Spark neither infers nor merges schemas (a column an older snapshot lacks
-        reads as null)."""
+        reads as null). The ``root`` of a snapshot written before rows carried it is the one root its
+        manifest names (``snapshot.manifest_root``)."""
+        from ..snapshot import manifest_root
+
         prefix = len(self.base) + 1
-        paths = [
-            f
-            for ref in self.snapshots
-            if ids is None or ref.snapshot_id in ids
-            for f in ref.files
-            if f[prefix:].split("/", 1)[0] == name
-        ]
+        refs = [ref for ref in self.snapshots if ids is None or ref.snapshot_id in ids]
+        paths = [f for ref in refs for f in ref.files if f[prefix:].split("/", 1)[0] == name]
         if not paths:
             return None
         schema = spark_schema(name)
         reader = self.spark.read.schema(schema) if schema is not None else self.spark.read.option("mergeSchema", "true")
-        return reader.parquet(*paths)
+        frame = reader.parquet(*paths)
+        legacy = {ref.snapshot_id: manifest_root(ref.manifest, name) for ref in refs}
+        legacy = {snapshot_id: root for snapshot_id, root in legacy.items() if root is not None}
+        if legacy and "root" in frame.columns:
+            from pyspark.sql import functions as F
+
+            named = F.create_map(*[F.lit(x) for pair in sorted(legacy.items()) for x in pair])
+            frame = frame.withColumn("root", F.coalesce(F.col("root"), named[F.col("snapshot_id")]))
+        return frame
 
 
 def text_files(spark: Any, pattern: str) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ from ..errors import ZkstormError
 from .snapshots import text_files
 
 STORE = "_history"
-VERSION = 2  # a store of another version is rebuilt, not read
+VERSION = 3  # a store of another version is rebuilt, not read (3: facts keyed by root too)
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
 
 

@@ -97,20 +97,30 @@ class ZnodeDetail:
 
 
 class _StormJoins:
-    """One Storm root's records that its views show joined: errors merged per topology, nimbuses with
-    the leader that the latches (or ``leader-info``) name. The latches themselves are rows too."""
+    """One Storm root's records that its views show joined, held until the walk ends: workers with their
+    host, age and stale flag (from the assignments and supervisors), errors merged per topology, nimbuses
+    with the leader that the latches (or ``leader-info``) name, and the component stats. The latches
+    themselves are rows too; the assignments, supervisors and components are streamed as they come."""
 
-    HELD = frozenset({StormError, StormNimbus, StormLeaderLatch, StormLeaderInfo})
+    HELD = frozenset({StormWorker, StormError, StormNimbus, StormLeaderLatch, StormLeaderInfo})
 
-    def __init__(self) -> None:
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.workers: list[StormWorker] = []
+        self.executors: list[StormExecutor] = []
+        self.supervisors: list[StormSupervisor] = []
+        self.components: list[StormComponent] = []
+        self.figures: list[ExecutorFigures] = []  # a few sums per executor, not the counter rows
         self.errors: dict[str, list[StormError]] = {}
         self.nimbuses: list[StormNimbus] = []
         self.latches: list[StormLeaderLatch] = []
         self.infos: list[StormLeaderInfo] = []
 
-    def add(self, record: Any) -> None:
+    def hold(self, record: Any) -> None:
         kind = type(record)
-        if kind is StormError:
+        if kind is StormWorker:
+            self.workers.append(record)
+        elif kind is StormError:
             self.errors.setdefault(record.topology_id, []).append(record)
         elif kind is StormNimbus:
             self.nimbuses.append(record)
@@ -119,12 +129,18 @@ class _StormJoins:
         else:
             self.infos.append(record)
 
-    def rows(self) -> Iterator[Any]:
+    def rows(self, now: float, stale_after_secs: float) -> Iterator[Any]:
+        joined = join_workers(self.workers, worker_hosts(self.executors, self.supervisors), now, stale_after_secs)
+        yield from joined
+        errors: list[StormError] = []
         for found in self.errors.values():
-            yield from merge_last_errors(found)
+            merged_errors = merge_last_errors(found)
+            errors += merged_errors
+            yield from merged_errors
         yield from with_leadership(self.nimbuses, leader_of(self.latches, self.infos))
         yield from self.latches
         yield from self.infos
+        yield from every_component_stats(self.components, self.executors, self.figures, joined, errors, root=self.root)
 
 
 class Cluster:
@@ -154,6 +170,7 @@ class Cluster:
         # Kafka would, leniently): kept for the caller to report; a view never raises over one znode
         self.problems: list[Any] = []
         self.stats = WalkStats()
+        self.walked_roots = self.roots  # what the last snapshot walk decoded under (every root it found)
         # costly payloads decoded in a helper process while the walk goes on (zkstorm.helper): opt-in, since
         # a library should not start processes behind its caller's back; the CLI turns it on
         self.helper = DecodeHelper() if decode_helper else None
@@ -245,14 +262,17 @@ class Cluster:
     def note_problems(self, records: list[Any]) -> None:
         self.problems.extend(r for r in records if isinstance(r, DecodeFailure | Unreadable | DecodeWarning))
 
-    def decoded(self, path: str, *, depth: int | None = None, detail: bool = False) -> Iterator[tuple[str, list[Any]]]:
-        """(path, records) of every znode under ``path`` (to ``depth``); nothing when ``path`` is absent.
-        Failure records are yielded with the rest and noted in ``problems``."""
+    def decoded(
+        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """(path, records) of every znode under ``path`` (to ``depth``), decoded under ``roots`` (the
+        cluster's own by default; a view passes its root); nothing when ``path`` is absent. Failure
+        records are yielded with the rest and noted in ``problems``."""
         try:
             for node_path, _, records in decoded_walk(
                 self.source,
                 path,
-                roots=self.roots,
+                roots=roots or self.roots,
                 registry=self.registry,
                 show_secrets=self.show_secrets,
                 detail=detail,
@@ -265,9 +285,11 @@ class Cluster:
         except NotFoundError:
             return
 
-    def records(self, path: str, *, depth: int | None = None, detail: bool = False) -> Iterator[Any]:
+    def records(
+        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+    ) -> Iterator[Any]:
         """Every decoded record (and failure record) under ``path``; nothing when it is absent."""
-        for _, records in self.decoded(path, depth=depth, detail=detail):
+        for _, records in self.decoded(path, depth=depth, detail=detail, roots=roots):
             yield from records
 
     def children(self, path: str) -> list[str]:
@@ -347,14 +369,30 @@ class Cluster:
         raw: RawNode = self.source.get(path)
         roots = self.roots_for(path)
         znode, records, decoder_redacted = decode_one(
-            raw, roots=roots, registry=self.registry, show_secrets=self.show_secrets
+            raw, roots=roots, registry=self.registry, show_secrets=self.show_secrets, detail=True
         )
         self.note_problems(records)
+        records = self._joined(records)
         # a secret subtree, or a znode whose decoder hid a secret in it (a topic's sasl.jaas.config): its
         # bytes and plain value hold what the records hide
         redacted = (is_secret_path(znode.path) or decoder_redacted) and not self.show_secrets
         value = None if records or redacted else plain_value(raw.data, znode.encoding)
         return ZnodeDetail(znode, records, value, redacted, None if redacted else raw.data)
+
+    def _joined(self, records: list[Any]) -> list[Any]:
+        """One znode's records with what only a join fills, as the views show them: a worker's host, age
+        and stale flag (its topology's assignment, the supervisors, the time of the read) and whether a
+        nimbus leads (the leader latches), read through the view of the record's own root."""
+        out = []
+        for record in records:
+            kind = type(record)
+            if kind is StormWorker:
+                view = self.storm_at(record.root)
+                record = view.joined_workers([record], f"/{record.topology_id}")[0]
+            elif kind is StormNimbus:
+                record = with_leadership([record], self.storm_at(record.root).leader())[0]
+            out.append(record)
+        return out
 
     # the nightly snapshot ----------------------------------------------------------------------------
 
@@ -371,62 +409,55 @@ class Cluster:
 
         now = self.now()
         found: list[Roots] = []  # the roots the walk decodes under (all of them once it has found them)
+        self.walked_roots = self.roots
         builders: dict[str, KafkaStateBuilder] = {}
-        storm: dict[str, _StormJoins] = {}
-        workers: list[StormWorker] = []
-        executors: list[StormExecutor] = []
-        supervisors: list[StormSupervisor] = []
-        components: list[StormComponent] = []
-        figures: list[ExecutorFigures] = []  # a few sums per executor, not the counter rows
+        storm: dict[str, _StormJoins] = {}  # per Storm root: a join never mixes two clusters' rows
         for path, znode, records in self._decoded_walk("/", detail=True, found=found):
             if znode is not None:
                 yield znode
             roots = found[-1] if found else self.roots
-            storm_root = kafka_root = None  # the deepest root of each system over the path
+            kafka_root = None  # the deepest Kafka root over the path
             for system, root, _ in roots.locate(path):  # deepest first
-                if system == STORM:
-                    storm_root = storm_root or root
-                else:
-                    kafka_root = kafka_root or root
+                if system != STORM:
+                    kafka_root = root
+                    break
             counters: list[StormExecutorStat] = []
             for record in records:
                 kind = type(record)
-                if kind is StormWorker:
-                    workers.append(record)
+                if kind in _StormJoins.HELD:
+                    self._storm_joins(storm, record.root).hold(record)
                     continue
                 if kind is StormExecutorStat:
                     counters.append(record)
                 elif kind is StormExecutor:
-                    executors.append(record)
+                    self._storm_joins(storm, record.root).executors.append(record)
                 elif kind is StormComponent:
-                    components.append(record)
+                    self._storm_joins(storm, record.root).components.append(record)
                 elif kind is StormSupervisor:
-                    supervisors.append(record)
-                elif kind in _StormJoins.HELD and storm_root is not None:
-                    storm.setdefault(storm_root, _StormJoins()).add(record)
-                    continue
+                    self._storm_joins(storm, record.root).supervisors.append(record)
                 yield record
-            if counters:
-                figures += executor_figures(counters)
+            if counters:  # one heartbeat's: one root
+                self._storm_joins(storm, counters[0].root).figures.extend(executor_figures(counters))
             if kafka_root is not None:
                 if kafka_root not in builders:
                     builders[kafka_root] = KafkaStateBuilder(kafka_root, keep_other=False)
                 builders[kafka_root].add(path, records)  # keep_other=False: only what the joins and rules need
-        joined = join_workers(workers, worker_hosts(executors, supervisors), now, stale_after_secs)
-        yield from joined
-        errors: list[StormError] = []
+        self.walked_roots = found[-1] if found else self.roots
         for joins in storm.values():
-            for row in joins.rows():
-                if type(row) is StormError:
-                    errors.append(row)
-                yield row
-        yield from every_component_stats(components, executors, figures, joined, errors)
+            yield from joins.rows(now, stale_after_secs)
         for builder in builders.values():
             state = builder.state
             if not state.registered and not state.assignments and state.controller is None:
                 continue  # no Kafka cluster at this root
-            yield from missing_brokers(state.brokers, state.registered, state.assignments)
+            yield from missing_brokers(state.brokers, state.registered, state.assignments, state.root)
             yield from kafka_health_records(state, int(now * 1000))
+
+    @staticmethod
+    def _storm_joins(storm: dict[str, _StormJoins], root: str) -> _StormJoins:
+        joins = storm.get(root)
+        if joins is None:
+            joins = storm[root] = _StormJoins(root)
+        return joins
 
     def describe_source(self) -> dict[str, Any]:
         """What was read, for a snapshot's manifest: the ensemble, or the files and what they gave."""

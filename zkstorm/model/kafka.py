@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ..decode.kafka import empty_broker
 from ..errors import NotFoundError, RootNotFoundError
 from ..health import KafkaState, kafka_findings, kafka_partitions, summarize_findings
-from ..layout import KAFKA_ROOT_MARKERS, join
+from ..layout import KAFKA_ROOT_MARKERS, Roots, join
 from ..records import (
     KafkaAcl,
     KafkaBroker,
@@ -66,27 +66,28 @@ _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def all_brokers(
-    brokers: Iterable[KafkaBroker], registered: set[int], assignments: Iterable[KafkaReplicaAssignment]
+    brokers: Iterable[KafkaBroker], registered: set[int], assignments: Iterable[KafkaReplicaAssignment], root: str
 ) -> list[KafkaBroker]:
     """Registered brokers, plus the ones replica lists still name without a registration (dead or
     decommissioned: ``alive`` false), plus registered ones whose registration could not be decoded
     (``alive`` true, nothing else known), by broker id."""
     rows = list(brokers)
-    return sorted([*rows, *missing_brokers(rows, registered, assignments)], key=lambda b: b.broker_id)
+    return sorted([*rows, *missing_brokers(rows, registered, assignments, root)], key=lambda b: b.broker_id)
 
 
 def missing_brokers(
-    brokers: Iterable[KafkaBroker], registered: set[int], assignments: Iterable[KafkaReplicaAssignment]
+    brokers: Iterable[KafkaBroker], registered: set[int], assignments: Iterable[KafkaReplicaAssignment], root: str
 ) -> list[KafkaBroker]:
-    """The rows ``all_brokers`` adds to the decoded registrations: brokers known only by their id."""
+    """The rows ``all_brokers`` adds to the decoded registrations of the Kafka cluster at ``root``:
+    brokers known only by their id."""
     known = {b.broker_id for b in brokers}
     named = {b for a in assignments for b in a.replicas}
-    return [unknown_broker(i, alive=i in registered) for i in sorted((named | registered) - known)]
+    return [unknown_broker(i, alive=i in registered, root=root) for i in sorted((named | registered) - known)]
 
 
-def unknown_broker(broker_id: int, *, alive: bool) -> KafkaBroker:
+def unknown_broker(broker_id: int, *, alive: bool, root: str) -> KafkaBroker:
     """A broker known only by its id: named in a replica list, or registered with undecodable data."""
-    return empty_broker(broker_id, alive=alive)
+    return empty_broker(broker_id, alive=alive, root=root)
 
 
 def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
@@ -110,6 +111,7 @@ class KafkaCluster:
     def __init__(self, cluster: Cluster, root: str) -> None:
         self.cluster = cluster
         self.root = root
+        self.roots = Roots(storm=(), kafka=(root,))  # what its reads decode under: its own root only
         self._state: KafkaState | None = None
         self._present = False
 
@@ -138,7 +140,7 @@ class KafkaCluster:
 
             builder = KafkaStateBuilder(self.root)
             for top in KAFKA_TOP_LEVEL:
-                for path, records in self.cluster.decoded(self._path(top)):
+                for path, records in self.cluster.decoded(self._path(top), roots=self.roots):
                     builder.add(path, records)
             self._state = builder.state
         return self._state
@@ -149,7 +151,11 @@ class KafkaCluster:
         """The active controller and the controller epoch: two znodes."""
         self.require()
         controller = next(
-            (r for r in self.cluster.records(self._path("controller"), depth=0) if isinstance(r, KafkaController)),
+            (
+                r
+                for r in self.cluster.records(self._path("controller"), depth=0, roots=self.roots)
+                if isinstance(r, KafkaController)
+            ),
             None,
         )
         if controller is None:
@@ -157,7 +163,7 @@ class KafkaCluster:
         epoch = next(
             (
                 r
-                for r in self.cluster.records(self._path("controller_epoch"), depth=0)
+                for r in self.cluster.records(self._path("controller_epoch"), depth=0, roots=self.roots)
                 if isinstance(r, KafkaControllerEpoch)
             ),
             None,
@@ -170,17 +176,17 @@ class KafkaCluster:
         self.require()
         brokers: list[KafkaBroker] = []
         registered: set[int] = set()
-        for path, records in self.cluster.decoded(self._path("brokers/ids"), depth=1):
+        for path, records in self.cluster.decoded(self._path("brokers/ids"), depth=1, roots=self.roots):
             name = path.rsplit("/", 1)[1]
             if path != self._path("brokers/ids") and name.lstrip("-").isdigit():
                 registered.add(int(name))  # a live session, decodable or not
             brokers += [r for r in records if isinstance(r, KafkaBroker)]
         assignments = [
             r
-            for r in self.cluster.records(self._path("brokers/topics"), depth=1)
+            for r in self.cluster.records(self._path("brokers/topics"), depth=1, roots=self.roots)
             if isinstance(r, KafkaReplicaAssignment)
         ]
-        return all_brokers(brokers, registered, assignments)
+        return all_brokers(brokers, registered, assignments, self.root)
 
     def topics(self, topic: str | None = None) -> list[KafkaTopic]:
         """Every topic (or one): partitions, replication factor, topic id, reassignments in flight."""
@@ -188,7 +194,7 @@ class KafkaCluster:
         if topic is None:
             return sorted(self.state().topics, key=lambda t: t.topic)
         path = self._path(f"brokers/topics/{topic}")
-        rows = [r for r in self.cluster.records(path, depth=0) if isinstance(r, KafkaTopic)]
+        rows = [r for r in self.cluster.records(path, depth=0, roots=self.roots) if isinstance(r, KafkaTopic)]
         if not rows and not self.cluster.exists(path):
             raise NotFoundError(f"no topic {topic!r} under {self.root}")
         return rows
@@ -222,7 +228,7 @@ class KafkaCluster:
         state = self.state()
         return HealthReport(
             partitions=self.partitions(default_min_isr=default_min_isr),
-            brokers=all_brokers(state.brokers, state.registered, state.assignments),
+            brokers=all_brokers(state.brokers, state.registered, state.assignments, state.root),
             findings=self.health(default_min_isr=default_min_isr),
         )
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
 
 from ..errors import NotFoundError, RootNotFoundError, UsageError
+from ..layout import Roots, name_from_id
 from ..records import (
     StormComponent,
     StormComponentStats,
@@ -121,13 +122,6 @@ def with_leadership(nimbuses: Iterable[StormNimbus], leader: str | None) -> list
     return sorted((dataclasses.replace(n, is_leader=leads(n)) for n in nimbuses), key=lambda n: n.host)
 
 
-def name_from_id(topology_id: str) -> str:
-    """A topology's name from its id (``{name}-{counter}-{launch_secs}``), for ids whose storms node is
-    gone (a killed topology's errors linger)."""
-    parts = topology_id.rsplit("-", 2)
-    return parts[0] if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit() else topology_id
-
-
 _TOPOLOGY_DIRS = ("errors", "workerbeats", "assignments", "storms")
 
 # --- the views ------------------------------------------------------------------------------------------
@@ -150,6 +144,7 @@ class StormCluster:
     def __init__(self, cluster: Cluster, root: str) -> None:
         self.cluster = cluster
         self.root = root
+        self.roots = Roots(storm=(root,), kafka=())  # what its reads decode under: its own root only
         self._ids: dict[str, str] | None = None  # topology id → name, read once per view object
         self._present = False
 
@@ -170,7 +165,9 @@ class StormCluster:
 
     def _records(self, sub: str, kind: type, *, detail: bool = False) -> list[Any]:
         self.require()
-        return [r for r in self.cluster.records(self._path(sub), detail=detail) if isinstance(r, kind)]
+        return [
+            r for r in self.cluster.records(self._path(sub), detail=detail, roots=self.roots) if isinstance(r, kind)
+        ]
 
     # topologies ---------------------------------------------------------------------------------------
 
@@ -230,11 +227,17 @@ class StormCluster:
     ) -> list[StormWorker]:
         """Worker heartbeats of ``topology`` (or of every topology) with host, age and a stale flag."""
         scope = f"/{self.resolve(topology)}" if topology else ""
-        workers = self._records(f"workerbeats{scope}", StormWorker)
+        rows = self.joined_workers(self._records(f"workerbeats{scope}", StormWorker), scope, stale_after_secs)
+        return [w for w in rows if w.stale] if only_stale else rows
+
+    def joined_workers(
+        self, workers: list[StormWorker], scope: str = "", stale_after_secs: float = DEFAULT_STALE_AFTER_SECS
+    ) -> list[StormWorker]:
+        """``workers`` (heartbeats as decoded) with their host (the assignments under ``scope``, "" or
+        "/{topology id}", and the supervisors), heartbeat age and stale flag: ``workers`` and ``get``."""
         executors = self._records(f"assignments{scope}", StormExecutor)
         hosts = worker_hosts(executors, self._records("supervisors", StormSupervisor))
-        rows = join_workers(workers, hosts, self.cluster.now(), stale_after_secs)
-        return [w for w in rows if w.stale] if only_stale else rows
+        return join_workers(workers, hosts, self.cluster.now(), stale_after_secs)
 
     def executor_stats(self, topology: str | None = None) -> list[StormExecutorStat]:
         """Every executor counter of the heartbeats (executor, window, stream, metric, value)."""
@@ -286,6 +289,7 @@ class StormCluster:
             executor_figures(parts.stats),
             parts.workers,
             merge_last_errors(self._records(f"errors/{topology_id}", StormError)),
+            root=self.root,
             windows=(window,),
             include_sys=include_sys,
         )
@@ -299,7 +303,13 @@ class StormCluster:
         topology_id = self.resolve(topology)
         parts = self._topology_parts(topology_id, DEFAULT_STALE_AFTER_SECS)
         rows = component_streams(
-            topology_id, parts.components, parts.executors, parts.stats, window=window, include_sys=include_sys
+            topology_id,
+            parts.components,
+            parts.executors,
+            parts.stats,
+            root=self.root,
+            window=window,
+            include_sys=include_sys,
         )
         return [r for r in rows if component is None or r.component == component]
 
@@ -308,7 +318,7 @@ class StormCluster:
         if not components and not self.cluster.exists(self._path(f"storms/{topology_id}")):
             raise NotFoundError(f"topology {topology_id} has no storms node (killed?): no components to show")
         executors = self._records(f"assignments/{topology_id}", StormExecutor)
-        beats = list(self.cluster.records(self._path(f"workerbeats/{topology_id}"), detail=True))
+        beats = list(self.cluster.records(self._path(f"workerbeats/{topology_id}"), detail=True, roots=self.roots))
         workers = [r for r in beats if isinstance(r, StormWorker)]
         stats = [r for r in beats if isinstance(r, StormExecutorStat)]
         workers = with_heartbeat_age(workers, self.cluster.now(), stale_after_secs)
@@ -340,10 +350,13 @@ class StormCluster:
 
     def nimbuses(self) -> list[StormNimbus]:
         """Registered nimbuses, each with whether it leads (the lowest leader-latch sequence)."""
-        nimbuses = self._records("nimbuses", StormNimbus)
+        return with_leadership(self._records("nimbuses", StormNimbus), self.leader())
+
+    def leader(self) -> str | None:
+        """``host:port…`` of the leading nimbus (``leader_of``), or None when nothing names one."""
         latches = self._records("leader-lock", StormLeaderLatch)
         infos: list[StormLeaderInfo] = []
         if not latches:  # 1.x and 0.10 write leader-info, at the root or (a known quirk) under root+root
             for path in ("leader-info", f"{self.root.lstrip('/')}/leader-info"):
                 infos += self._records(path, StormLeaderInfo)
-        return with_leadership(nimbuses, leader_of(latches, infos))
+        return leader_of(latches, infos)

@@ -170,6 +170,7 @@ def component_stats(
     workers: Iterable[StormWorker],
     errors: Iterable[StormError],
     *,
+    root: str,
     windows: Sequence[str] = (CAPACITY_WINDOW,),
     include_sys: bool = False,
 ) -> list[StormComponentStats]:
@@ -261,6 +262,7 @@ def component_stats(
                     last_error_host=last.host if last else None,
                     last_error_port=last.port if last else None,
                     last_error=last.first_line if last else None,
+                    root=root,
                 )
             )
     return rows
@@ -272,9 +274,12 @@ def every_component_stats(
     figures: Sequence[ExecutorFigures],
     workers: Sequence[StormWorker],
     errors: Sequence[StormError],
+    *,
+    root: str,
 ) -> list[StormComponentStats]:
     """``component_stats`` of every topology that has components, in every window: the snapshot's
-    ``storm_component_stats`` (system components left out, as the view shows them by default)."""
+    ``storm_component_stats`` of the Storm cluster at ``root`` (system components left out, as the view
+    shows them by default)."""
 
     def grouped(rows: Iterable[Any]) -> dict[str, list[Any]]:
         out: dict[str, list[Any]] = {}
@@ -294,6 +299,7 @@ def every_component_stats(
             measured.get(topology_id, []),
             beating.get(topology_id, []),
             failing.get(topology_id, []),
+            root=root,
             windows=ALL_WINDOWS,
         )
     return rows
@@ -305,6 +311,7 @@ def component_streams(
     executors: Sequence[StormExecutor],
     stats: Iterable[StormExecutorStat],
     *,
+    root: str,
     window: str = CAPACITY_WINDOW,
     include_sys: bool = False,
 ) -> list[StormComponentStream]:
@@ -364,6 +371,7 @@ def component_streams(
                 complete_latency_ms=sums["complete"] / acked_total if kind == "spout" and acked_total else None,
                 execute_latency_ms=sums["execute"] / executed_total if executed_total else None,
                 process_latency_ms=sums["process"] / executed_total if executed_total else None,
+                root=root,
             )
         )
     return rows
