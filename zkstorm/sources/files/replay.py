@@ -66,15 +66,18 @@ def expand(txn: Txn) -> list[tuple[int, Any]]:
     body = txn.body
     kind = type(body)
     if kind is Multi:
-        return [] if body.failed else [(sub, op) for sub, op in body.ops if isinstance(op, _NODE_OPS)]
+        return [] if body.failed else [(sub, op) for sub, op in body.ops if _changes_a_node(op)]
     if kind is CloseSession:
-        return [*((DELETE, Delete(path)) for path in body.paths or ()), (CLOSE_SESSION, _SESSION_END)]
-    if isinstance(body, _NODE_OPS):
+        return [*((DELETE, Delete(path)) for path in body.paths or () if path != "/"), (CLOSE_SESSION, _SESSION_END)]
+    if _changes_a_node(body):
         return [(txn.type, body)]
     return []
 
 
-_NODE_OPS = (Create, Delete, SetData, SetAcl, Check)
+def _changes_a_node(op: Any) -> bool:
+    """A node op, but for a create or delete of the root: ZooKeeper's ``DataTree`` holds the root from
+    the start and no request can create or delete it, so only a damaged log holds one (ignored)."""
+    return isinstance(op, (SetData, SetAcl, Check)) or (isinstance(op, (Create, Delete)) and op.path != "/")
 
 
 def _owner(body: Create, session: int) -> int:
@@ -172,8 +175,6 @@ class Replay:
         if not isinstance(op, (Create, Delete)):
             return
         self.existence.setdefault(path, []).append(seq)
-        if path == "/":
-            return
         parent = parent_of(path)
         self.structural.setdefault(parent, []).append(seq)
         if isinstance(op, Create):
@@ -192,6 +193,12 @@ class Replay:
     def creates(self, path: str) -> bool:
         """Whether an op creates ``path``: only then does its timeline depend on its parent's."""
         return path in self.created_paths
+
+    def settled_by_parent(self, path: str) -> bool:
+        """Whether only its own creates and deletes name ``path`` and no op creates or deletes a child
+        of it: then its parent's ``resolve``, which replays those ops and the closes of the sessions
+        that create it, leaves it in its final state (most nodes a log creates: no second replay)."""
+        return path not in self.structural and len(self.naming.get(path, ())) == len(self.existence.get(path, ()))
 
     def settle(self, path: str, data: bytes | None, fields: Sequence[Any]) -> list[Any] | None:
         """The state after replay of a snapshot node whose ops only set its data or ACL (nothing else

@@ -491,10 +491,23 @@ class SnapshotFile:
     def _damaged_at(self, message: str) -> None:
         if self.checked is not None and message != self.checked.damage:
             # A silently shorter tree is the one outcome worse than an error.
-            raise FilesError(f"{message} (the file read whole moments ago: was it changed or replaced?)")
+            if self._changed_since_checked():
+                raise FilesError(f"{message} (the file read whole moments ago: was it changed or replaced?)")
+            raise FilesError(message)  # sealed as written, but not a node list ZooKeeper could load
         if not self.best_effort:
             raise FilesError(message)
         self.info.damage = message
+
+    def _changed_since_checked(self) -> bool:
+        """Whether the file no longer verifies as it did (damage the check did not see, then, is the
+        file's own: seals computed over bytes that are not a node list)."""
+        again = SnapshotFile(self.path, best_effort=True)
+        try:
+            again.verify()
+        except FilesError:
+            return True
+        checked = self.checked
+        return checked is None or (again.info.damage, again.info.stream_bytes) != (checked.damage, checked.stream_bytes)
 
     def tree(
         self, hooks: TreeHooks | None = None, *, digest: bool = False
@@ -583,6 +596,9 @@ class SnapshotFile:
                                 continue
                             skip = None
                         depth = path.count("/")
+                        if not depth:  # (would close the root)
+                            dropped += 1
+                            raise JuteError(f"node {path!r} at stream byte {w.base + start} is not an absolute path")
                         while len(stack) > depth:
                             frame = stack.pop()
                             if frame[5] is not None:
@@ -609,6 +625,7 @@ class SnapshotFile:
                             yield tuple_new(RawNode, (node_path, tuple_new(Stat, stat), node_data))
                             stack[-1][3] += 1
                         if len(stack) != depth:
+                            # ZooKeeper's DataTree.deserialize: "Invalid Datatree, unable to find parent"
                             dropped += 1
                             raise JuteError(f"node {path!r} at stream byte {w.base + start} is out of tree order")
                     elif count == 1:

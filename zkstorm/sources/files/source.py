@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 from ...errors import FilesError, NotFoundError, UsageError
 from ..base import RawNode, WalkStats
-from .replay import ALWAYS, DATA, OWNER, Replay, Timeline
+from .replay import ALWAYS, DATA, OWNER, Overlay, Replay, Timeline
 from .snapfile import (
     FRAME_CHILDREN,
     FRAME_DATA,
@@ -198,29 +198,36 @@ class _ReplayHooks:
         if created:
             if mark.timeline is None:
                 mark.timeline = replay.timeline(node_path, fields, parent)
-            children += yield from self._created(created, mark.timeline)
+            children += yield from self._created(created, mark.timeline, overlay)
         yield self._node(node_path, state[DATA], state, children)
         return 1
 
-    def _created(self, paths: list[str], parent: Timeline) -> Generator[RawNode, None, int]:
-        """Nodes replay creates under one parent (``paths``, sorted; ``parent``: its timeline), each
-        after the ones it creates under it, depth first with an explicit stack; returns how many of
-        them exist after replay. Each node is resolved once: O(its ops) (``Replay.resolve``)."""
+    def _created(self, paths: list[str], parent: Timeline, replayed: Overlay) -> Generator[RawNode, None, int]:
+        """Nodes replay creates under one parent (``paths``, sorted, each existing in ``replayed``, the
+        parent's resolved overlay; ``parent``: its timeline), each after the ones it creates under it,
+        depth first with an explicit stack; returns how many there are. A node that nothing but its
+        creates and deletes names is final in its parent's overlay; any other is resolved once, O(its
+        ops) (``Replay.resolve``)."""
         replay = self.replay
-        # Frames [path, timeline, state after replay, children still to visit, children yielded]; the
-        # bottom one stands for the parent, which the caller yields.
-        stack: list[list[Any]] = [[None, parent, None, iter(paths), 0]]
+        # Frames [path, timeline, state after replay, children still to visit, children yielded,
+        # overlay]; the bottom one stands for the parent, which the caller yields.
+        stack: list[list[Any]] = [[None, parent, None, iter(paths), 0, replayed]]
         while True:
             top = stack[-1]
             child = next(top[3], None)
             if child is not None:
+                if replay.settled_by_parent(child):
+                    state = top[5].nodes[child]
+                    yield self._node(child, state[DATA], state, 0)
+                    top[4] += 1
+                    continue
                 overlay = replay.resolve(child, top[1], {}, None)
                 state = overlay.nodes.get(child)
                 if state is None:
                     continue
                 kids = [k for k in sorted(replay.created.get(child, ())) if overlay.nodes.get(k) is not None]
                 timeline = replay.timeline(child, None, top[1]) if kids else ALWAYS
-                stack.append([child, timeline, state, iter(kids), 0])
+                stack.append([child, timeline, state, iter(kids), 0, overlay])
                 continue
             stack.pop()
             if not stack:
@@ -462,7 +469,14 @@ class FileSource:
             if stats is not None:
                 stats.znodes += yielded
         if must_exist and not yielded:
-            raise NotFoundError(f"no znode at {path}")
+            raise self._not_found(path)
+
+    def _not_found(self, path: str) -> NotFoundError | FilesError:
+        """No znode at ``path``; when a best-effort read stopped at damage, that damage is the answer
+        (the node may be beyond it: "not found" would send the reader looking elsewhere)."""
+        if self.plan is not None and self.plan.problems:
+            return FilesError(f"no znode at {path} in what precedes the damage: {self.plan.problems[0]}")
+        return NotFoundError(f"no znode at {path}")
 
     def _indexed(
         self, start: str, max_depth: int | None, *, stats: WalkStats | None, must_exist: bool
@@ -472,7 +486,7 @@ class FileSource:
         top = index.get(start)
         if top is None:
             if must_exist:
-                raise NotFoundError(f"no znode at {start}")
+                raise self._not_found(start)
             return
         yielded = 0
         children = self._children
