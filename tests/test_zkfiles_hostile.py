@@ -28,7 +28,7 @@ from typing import Any
 
 import cramjam
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
@@ -186,23 +186,17 @@ def deep(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     return Scenario(base / "data", live)
 
 
-def test_a_deep_path_reads_as_the_live_server_had_it(deep: Scenario) -> None:
-    version2 = deep.data / "version-2"
-    assert len(_snapshots(version2)) >= 3  # snapshot.0 and some taken while the chain grew
+def test_a_deep_path_reads_as_the_live_server_had_it(deep: Scenario, tmp_path: Path) -> None:
+    """Read as the server left it (its newest snapshot holds the upper levels, the logs the rest), then
+    with every snapshot but the empty first one cut short: the whole chain comes from the logs, through
+    a create per level that needs its parent, and the close of a session that names the bottom."""
+    bottom = "/d" * DEPTH
+    assert len(_snapshots(deep.data / "version-2")) >= 3  # snapshot.0 and some taken while the chain grew
     offline, source = _offline(deep.data)
     assert source.plan is not None and source.plan.txns_applied  # the newest snapshot lacks the bottom
     _same(offline, deep.live)
-    bottom = "/d" * DEPTH
     assert offline[bottom].data == b"bottom" and bottom + "/gone" not in offline
-    with zkstorm.from_files(str(deep.data)) as cluster:
-        znodes = {z.path: z for z in cluster.tree("/") if isinstance(z, Znode)}
-    assert znodes.keys() == deep.live.keys()
-    assert znodes[bottom].data_length == len(b"bottom")
 
-
-def test_a_deep_path_only_the_logs_hold(deep: Scenario, tmp_path: Path) -> None:
-    """Every snapshot but the empty first one cut short: the whole chain comes from the logs, through
-    a create per level that needs its parent, and the close of a session that names the bottom."""
     data = tmp_path / "data"
     shutil.copytree(deep.data, data)
     *newer, first = _snapshots(data / "version-2")
@@ -213,6 +207,9 @@ def test_a_deep_path_only_the_logs_hold(deep: Scenario, tmp_path: Path) -> None:
     assert source.plan.txns_applied > DEPTH
     _same(offline, deep.live)
     _linear(source)
+    with zkstorm.from_files(str(data)) as cluster:
+        znodes = {z.path: z for z in cluster.tree("/") if isinstance(z, Znode)}
+    assert znodes.keys() == deep.live.keys() and znodes[bottom].data_length == len(b"bottom")
     assert sorted(_jsonl_paths("--from-files", str(data))) == sorted(deep.live)
 
 
@@ -312,6 +309,8 @@ def test_replay_from_an_older_snapshot_takes_each_close_once(closing: Scenario, 
     survivors = [p for p in offline if "/eph" in p or p.startswith("/e3/")]
     assert len(survivors) == EPHEMERALS and all(offline[p].stat.ephemeralOwner for p in survivors)
     _linear(source)
+    best, _ = _offline(data, best_effort=True)  # the older snapshot is whole: best effort reads the same
+    _same(best, closing.live)
     assert sorted(_jsonl_paths("--from-files", str(data))) == sorted(closing.live)
     pristine, _ = _offline(closing.data)  # the newest snapshot, whole: the same tree
     _same(pristine, closing.live)
@@ -581,28 +580,69 @@ def _reseal(stream: bytearray, payloads: list[int]) -> None:
         seal += 13
 
 
-def _lie(data: st.DataObject, left: int) -> int:
-    """A length a damaged or hostile file could hold where ``left`` bytes follow the field."""
-    return data.draw(
-        st.one_of(
-            st.sampled_from(
-                [
-                    -(1 << 31),
-                    -2,
-                    -1,
-                    0,
-                    left - 1,
-                    left,
-                    left + 1,
-                    MAX_FIELD,
-                    MAX_FIELD + 1,
-                    _GIB_AND_A_HALF,
-                    (1 << 31) - 1,
-                ]
-            ),
-            st.integers(-(1 << 31), (1 << 31) - 1),
-        )
-    )
+_LIES = [-(1 << 31), -2, -1, 0, MAX_FIELD, MAX_FIELD + 1, _GIB_AND_A_HALF, (1 << 31) - 1]
+
+
+@dataclass(frozen=True)
+class _Lie:
+    """One length or count replaced by a lie in a fixture file."""
+
+    variant: str
+    name: str
+    where: str  # "stream": a snapshot's decompressed stream; "file": a log's or a snappy container's bytes;
+    # "preamble": the inflated size a snappy block states
+    offset: int
+    value: int
+    sealed: bool  # the snapshot's seals, or the log record's checksum, recomputed over the lie
+
+
+@st.composite
+def _lies(draw: st.DrawFn) -> _Lie:
+    """A lie in any length of any fixture file: mostly the telling values (negative, zero, one either side
+    of the bytes left, 512 MiB, 1.5 GiB), sometimes any int."""
+    variant = draw(st.sampled_from(VARIANTS))
+    var = EXPECTED["variants"][variant]
+    name = draw(st.sampled_from([var["newest_snapshot"], *var["logs"]]))
+    blob = (folder(variant) / name).read_bytes()
+    if name.startswith("snapshot"):
+        where = draw(st.sampled_from(["stream", "file", "preamble"] if name.endswith(".snappy") else ["stream"]))
+        if where == "stream":
+            stream = _stream_of(name, blob)
+            offset = draw(st.sampled_from(_plain_snapshot_lengths(stream)))
+            left = len(stream) - offset - 4
+        else:
+            offset, block = draw(st.sampled_from(_snappy_blocks(blob)))
+            left = len(blob) - offset - 4
+            if where == "preamble":
+                claim = draw(st.sampled_from([_GIB_AND_A_HALF, (1 << 32) - 1, 23 * len(block), 64 * len(block)]))
+                return _Lie(variant, name, where, offset, claim, False)
+    else:
+        where = "file"
+        offset, record = draw(st.sampled_from(_log_lengths(blob)))
+        left = (record[1] if record else len(blob)) - offset - 4
+    telling = st.sampled_from([*_LIES, left - 1, left, left + 1])
+    value = draw(st.one_of(telling, telling, telling, st.integers(-(1 << 31), (1 << 31) - 1)))
+    return _Lie(variant, name, where, offset, value, draw(st.booleans()))
+
+
+def _lying_file(lie: _Lie) -> bytes:
+    blob = (folder(lie.variant) / lie.name).read_bytes()
+    if lie.where == "preamble":
+        return _snappy_claiming(blob, lie.offset, dict(_snappy_blocks(blob))[lie.offset], lie.value)
+    if lie.where == "stream":
+        stream = bytearray(_stream_of(lie.name, blob))
+        struct.pack_into(">i", stream, lie.offset, lie.value)
+        if lie.sealed:
+            snap = SnapshotFile(str(folder(lie.variant) / lie.name))
+            snap.verify()
+            _reseal(stream, [20] * (snap.info.digest is not None) + [8] * (snap.info.last_processed_zxid is not None))
+        return _file_of(lie.name, bytes(stream))
+    changed = bytearray(blob)
+    struct.pack_into(">i", changed, lie.offset, lie.value)
+    record = dict(_log_lengths(blob)).get(lie.offset) if lie.name.startswith("log") else None
+    if lie.sealed and record is not None:
+        struct.pack_into(">q", changed, record[0] - 12, zlib.adler32(bytes(changed[record[0] : record[1]])))
+    return bytes(changed)
 
 
 def _read(paths: list[Path], best_effort: bool) -> tuple[int | None, BaseException | None, int]:
@@ -617,47 +657,15 @@ def _read(paths: list[Path], best_effort: bool) -> tuple[int | None, BaseExcepti
         tracemalloc.stop()
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.data())
-def test_lying_length_fields_end_in_one_line_or_a_tree(tmp_path: Path, data: st.DataObject) -> None:
-    """A length or count in a real snapshot (plain, gz or snappy; its seals recomputed or not) or log
-    (its record's checksum recomputed or not) replaced by a lie: negative, zero, one past the end, 512
-    MiB, 1.5 GiB. Read strictly and with best effort, every read ends in a tree or a one-line
-    ``FilesError`` naming the file, and allocates nothing near what the lie claims."""
-    variant = data.draw(st.sampled_from(VARIANTS))
-    var = EXPECTED["variants"][variant]
-    name = data.draw(st.sampled_from([var["newest_snapshot"], *var["logs"]]))
-    blob = bytearray((folder(variant) / name).read_bytes())
-    sealed = data.draw(st.booleans())
-    if name.startswith("snapshot"):
-        stream = bytearray(_stream_of(name, bytes(blob)))
-        at = data.draw(st.sampled_from(_plain_snapshot_lengths(bytes(stream))))
-        if name.endswith(".snappy") and data.draw(st.booleans()):  # the container's own lengths lie
-            offset, block = data.draw(st.sampled_from(_snappy_blocks(bytes(blob))))
-            if data.draw(st.booleans()):
-                struct.pack_into(">i", blob, offset, _lie(data, len(blob) - offset - 4))
-            else:  # the inflated size a block's preamble states
-                claim = data.draw(st.sampled_from([_GIB_AND_A_HALF, (1 << 32) - 1, 23 * len(block), 64 * len(block)]))
-                blob = bytearray(_snappy_claiming(bytes(blob), offset, block, claim))
-        else:
-            struct.pack_into(">i", stream, at, _lie(data, len(stream) - at - 4))
-            if sealed:
-                snap = SnapshotFile(str(folder(variant) / name))
-                snap.verify()
-                _reseal(
-                    stream, [20] * (snap.info.digest is not None) + [8] * (snap.info.last_processed_zxid is not None)
-                )
-            blob = bytearray(_file_of(name, bytes(stream)))
-    else:
-        at, record = data.draw(st.sampled_from(_log_lengths(bytes(blob))))
-        struct.pack_into(">i", blob, at, _lie(data, (record[1] if record else len(blob)) - at - 4))
-        if sealed and record is not None:
-            struct.pack_into(">q", blob, record[0] - 12, zlib.adler32(bytes(blob[record[0] : record[1]])))
+def _check_lie(tmp_path: Path, lie: _Lie) -> None:
+    """Read the lying file alone (a snapshot) and in its data directory, strictly and with best effort:
+    each read ends in a tree or a one-line ``FilesError`` naming the file, and allocates nothing near
+    what the lie claims."""
     target = Path(tempfile.mkdtemp(dir=tmp_path))  # one per example: the fixture is the test's
-    shutil.copytree(folder(variant), target / "version-2")
-    damaged = target / "version-2" / name
-    damaged.write_bytes(bytes(blob))
-    reads = [[damaged]] if name.startswith("snapshot") else []
+    shutil.copytree(folder(lie.variant), target / "version-2")
+    damaged = target / "version-2" / lie.name
+    damaged.write_bytes(_lying_file(lie))
+    reads = [[damaged]] if lie.name.startswith("snapshot") else []
     reads.append([target])  # a snapshot: falls back to the older one; a log: replayed
     for paths in reads:
         for best_effort in (False, True):
@@ -667,17 +675,51 @@ def test_lying_length_fields_end_in_one_line_or_a_tree(tmp_path: Path, data: st.
                 message = str(error)
                 assert "\n" not in message and message.strip()
                 if isinstance(error, FilesError):
-                    assert name in message or "missing from the logs" in message, message
+                    assert lie.name in message or "missing from the logs" in message, message
             else:
                 assert count
 
 
+_LAST_LOG = FIXTURES / "zk395-plain" / "version-2" / "log.1c9"
+_LAST_RECORD = [at for at, record in _log_lengths(_LAST_LOG.read_bytes()) if record is None][-1]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lie=_lies())
+# what it found: a path length that leaves a node path without a slash (the tree closed its root: an
+# IndexError), and the newest log's last record claiming 512 MiB (read whole before its end was checked)
+@example(lie=_Lie("zk38-plain", "snapshot.1cd", "stream", 2263, 863, False))
+@example(lie=_Lie("zk395-plain", _LAST_LOG.name, "file", _LAST_RECORD, MAX_FIELD, False))
+def test_lying_length_fields_end_in_one_line_or_a_tree(tmp_path: Path, lie: _Lie) -> None:
+    """A length or count in a real snapshot (plain, gz or snappy; its seals recomputed or not) or log
+    (its record's checksum recomputed or not) replaced by a lie: negative, zero, one past the end, 512
+    MiB, 1.5 GiB."""
+    _check_lie(tmp_path, lie)
+
+
+def test_a_snapshot_cut_inside_its_acl_cache_is_damage(tmp_path: Path) -> None:
+    """A real snapshot's head up to its first ACL key, then the end-of-tree seal (so that the cheap
+    check passes): the key cut short is damage named with its offset, not an internal error."""
+    var = EXPECTED["variants"]["zk395-plain"]
+    blob = (folder("zk395-plain") / var["newest_snapshot"]).read_bytes()
+    acl_cache = 20 + 12 * _INT.unpack_from(blob, 16)[0]
+    assert _INT.unpack_from(blob, acl_cache)[0] > 0
+    target = tmp_path / var["newest_snapshot"]
+    target.write_bytes(blob[: acl_cache + 4] + b"\x00\x00\x00\x01/")
+    for options in ([], ["--best-effort"]):
+        result = run("--from-files", str(target), *options, "tree", "/", "-f", "jsonl")
+        assert result.exit_code == ExitCode.FILES, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert target.name in line and f"stream byte {acl_cache + 4}" in line, line
+
+
 def _cli_under_a_memory_limit(*args: str) -> subprocess.CompletedProcess[str]:
-    """``zkstorm`` in a new process that may map 1 GiB at most: an allocation of what a lying length
-    claims fails there (a Python MemoryError, or an abort in native code) instead of passing unseen."""
+    """``zkstorm`` in a new process that may map 512 MiB at most (it reads these files in half that): an
+    allocation of what a lying length claims fails there (a Python MemoryError, or an abort in native
+    code) instead of passing unseen."""
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
 
     return subprocess.run(
         [sys.executable, "-m", "zkstorm", *args],
@@ -703,12 +745,12 @@ def _snappy_claiming(blob: bytes, offset: int, block: bytes, claim: int) -> byte
         ("zk395-snappy", "snapshot", "inflated size"),
         ("zk395-snappy", "snapshot", "block length"),
         ("zk395-plain", "log", "record length"),
-        ("zk395-plain", "snapshot", "data length"),
     ],
 )
 def test_a_length_claiming_more_than_memory_holds_is_damage(tmp_path: Path, variant: str, which: str, lie: str) -> None:
-    """Under a 1 GiB memory limit, lengths claiming 512 MiB and 1.5 GiB end in exit 7 and one line
-    naming the file (or, with --best-effort, in what precedes them), never in an allocation."""
+    """Under a 512 MiB memory limit, lengths claiming 512 MiB and 1.5 GiB end in exit 7 and one line
+    naming the file and offset (or, with --best-effort, in what precedes them), never in an allocation
+    (a MemoryError, or cramjam's abort)."""
     var = EXPECTED["variants"][variant]
     files = tmp_path / "version-2"
     shutil.copytree(folder(variant), files)
@@ -717,13 +759,8 @@ def test_a_length_claiming_more_than_memory_holds_is_damage(tmp_path: Path, vari
         blob = target.read_bytes()
         if lie == "inflated size":
             blob = _snappy_claiming(blob, *_snappy_blocks(blob)[0], _GIB_AND_A_HALF)
-        elif lie == "block length":
-            blob = blob[:16] + _INT.pack(MAX_FIELD) + blob[20:]
         else:
-            fields = _plain_snapshot_lengths(blob)
-            buf = bytearray(blob)
-            struct.pack_into(">i", buf, fields[-1], _GIB_AND_A_HALF)  # the last node's data length
-            blob = bytes(buf)
+            blob = blob[:16] + _INT.pack(MAX_FIELD) + blob[20:]
         target.write_bytes(blob)
         read = [str(target)]
     else:
