@@ -18,9 +18,20 @@ alternate, each timing:
 - zkstorm cold, as a user pays it: a new Python process reading the files into ``Znode`` records
   (interpreter start and imports included), and the real command ``zkstorm --from-files DIR tree /
   -f jsonl > /dev/null`` (which also decodes every znode's Storm/Kafka value and writes JSON lines).
-Medians of the rounds and their ratios to the loader's rate are the result. Usage:
-``python -u bench/bench_files.py [--scale N] [--rounds N] [--state DIR] [--json FILE]`` (``--state``
-keeps the prepared files in DIR and reuses them on the next run).
+Medians of the rounds and their ratios to the loader's rate are the result.
+
+Then the replay shapes that once made the reader quadratic or recursive (``--shapes-only`` runs just
+these), each written by a real server and read from its files by ZooKeeper's loader and by zkstorm:
+- ``deep``: a path 1,500 levels deep that only the log holds (created after the start's snapshot);
+- ``wide``: one znode with 100,000 children created in multis of 1,000, only in the log;
+- ``closing``: 15,000 persistent znodes in a snapshot, then four sessions that create 4,000 ephemerals
+  each in multis (three of them then close, each close listing its 4,000 paths), the newest snapshot
+  cut short so that both readers fall back to the older one and replay it all.
+For each: the loader's ``Snapshot loaded in`` ms, zkstorm's in-process read (median of the rounds) and
+the ops it replayed per logged op (``Replay.ops_replayed``: linear when it stays a small constant).
+
+Usage: ``python -u bench/bench_files.py [--scale N] [--rounds N] [--state DIR] [--json FILE]
+[--shapes-only]`` (``--state`` keeps the prepared files in DIR and reuses them on the next run).
 """
 
 from __future__ import annotations
@@ -185,6 +196,138 @@ def java_round(base: Path, pristine: Path, baseline_znodes: int) -> dict[str, An
     }
 
 
+def _multis(client: Any, paths: list[str], *, ephemeral: bool = False, batch: int = 1_000) -> None:
+    """Create ``paths`` in multis of ``batch``, eight in flight."""
+    pending = []
+    for start in range(0, len(paths), batch):
+        transaction = client.transaction()
+        for path in paths[start : start + batch]:
+            transaction.create(path, b"v", ephemeral=ephemeral)
+        pending.append(transaction.commit_async())
+        if len(pending) >= 8 or start + batch >= len(paths):
+            for result in pending:
+                result.get(timeout=120)
+            pending.clear()
+
+
+def _writer(connect: str) -> Any:
+    from kazoo.client import KazooClient
+
+    client = KazooClient(connect, timeout=30)
+    client.start(timeout=30)
+    return client
+
+
+def _build_deep(base: Path) -> None:
+    from zkstorm.zkserver import ZkServer
+
+    server = ZkServer(base).start()
+    client = _writer(server.connect_string)
+    path, pending = "", []
+    for _ in range(1_500):
+        path += "/d"
+        pending.append(client.create_async(path, b"x"))
+    for result in pending:
+        result.get(timeout=120)
+    client.stop()
+    server.stop()
+
+
+def _build_wide(base: Path) -> None:
+    from zkstorm.zkserver import ZkServer
+
+    server = ZkServer(base).start()
+    client = _writer(server.connect_string)
+    client.create("/w", b"")
+    _multis(client, [f"/w/c{i:06d}" for i in range(100_000)])
+    client.stop()
+    server.stop()
+
+
+def _build_closing(base: Path) -> None:
+    from zkstorm.zkserver import ZkServer
+
+    server = ZkServer(base).start()
+    client = _writer(server.connect_string)
+    client.create("/p", b"")
+    _multis(client, [f"/p/n{i:05d}" for i in range(15_000)])
+    client.stop()
+    server.stop()
+    server = ZkServer(base).start()  # its start writes the persistent tree to a snapshot
+    client = _writer(server.connect_string)
+    owners = [_writer(server.connect_string) for _ in range(4)]
+    for k, owner in enumerate(owners):
+        client.create(f"/e{k}", b"")
+        _multis(owner, [f"/e{k}/x{i:05d}" for i in range(4_000)], ephemeral=True)
+    for owner in owners[:-1]:
+        owner.stop()  # each close lists its session's 4,000 ephemerals
+    client.stop()
+    server.stop()
+    owners[-1].stop()
+    ZkServer(base).start().stop()  # the newest snapshot, cut short below
+    version2 = base / "data" / "version-2"
+    newest = max(version2.glob("snapshot.*"), key=lambda p: int(p.name.split(".")[1], 16))
+    newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])
+
+
+SHAPES = {"deep": _build_deep, "wide": _build_wide, "closing": _build_closing}
+
+
+def _loader_ms(base: Path, files: Path) -> int:
+    """ZooKeeper's own ``Snapshot loaded in`` for a fresh server on a copy of ``files``."""
+    from zkstorm.zkserver import ZkServer
+
+    shutil.rmtree(base, ignore_errors=True)
+    shutil.copytree(files, base / "data")
+    server = ZkServer(base, heap="2g", jvm_options=["-XX:+UseG1GC"]).start(timeout=300)
+    server.stop()
+    loaded = _LOADED.search(server.log_path.read_text(errors="replace"))
+    if loaded is None:
+        raise SystemExit(f"no 'Snapshot loaded in' line in {server.log_path}")
+    return int(loaded.group(1))
+
+
+def _replayed_read(files: Path) -> tuple[int, float, int, int]:
+    """(znodes, seconds, ops logged, ops replayed) of one in-process read of ``files``."""
+    from zkstorm.sources.files.source import FileSource
+
+    started = time.perf_counter()
+    with FileSource([str(files)]) as source:
+        count = sum(1 for _ in source.walk("/"))
+        replay = source._replay
+    assert replay is not None
+    return count, time.perf_counter() - started, len(replay.ops), replay.ops_replayed
+
+
+def shapes(state: Path, rounds: int) -> dict[str, Any]:
+    """Build (or reuse, under ``state``) each shape's files and time the two readers on them."""
+    result: dict[str, Any] = {}
+    for name, build in SHAPES.items():
+        files = state / f"shape-{name}" / "data"
+        if not (files / "version-2").is_dir():
+            shutil.rmtree(files.parent, ignore_errors=True)
+            build(files.parent)
+        loader, reads = [], []
+        for _ in range(rounds):
+            loader.append(_loader_ms(state / "shape-server", files))
+            count, seconds, logged, replayed = _replayed_read(files)
+            reads.append(seconds)
+        ms = statistics.median(reads) * 1000
+        result[name] = {
+            "znodes": count,
+            "ops_logged": logged,
+            "ops_replayed": replayed,
+            "zookeeper_load_ms": loader,
+            "zkstorm_read_ms": [round(r * 1000) for r in reads],
+        }
+        print(
+            f"  {name:<8} {count:>7,} znodes, {logged:>7,} ops logged, {replayed / logged:.2f} replayed per op: "
+            f"ZooKeeper's loader {statistics.median(loader):,.0f} ms ({min(loader)}-{max(loader)}), "
+            f"zkstorm {ms:,.0f} ms ({min(reads) * 1000:,.0f}-{max(reads) * 1000:,.0f})"
+        )
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--scale", type=int, default=1100, help="sandbox scale (1100 ≈ 310k znodes)")
@@ -193,11 +336,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline-znodes", type=int, default=15_000)
     parser.add_argument("--state", type=Path, help="keep the prepared files here and reuse them")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--shapes-only", action="store_true", help="only the replay shapes (deep, wide, closing)")
     args = parser.parse_args(argv)
 
     import logging
 
     logging.getLogger("kazoo").setLevel(logging.CRITICAL)  # the restarts' reconnect chatter
+    logging.getLogger("zkstorm").setLevel(logging.ERROR)  # the damaged snapshot's warning, every round
+    if args.shapes_only:
+        with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch:
+            print(f"replay shapes, medians of {args.rounds} rounds")
+            write_result(args.json, {"shapes": shapes(args.state or Path(scratch), args.rounds)})
+        return 0
     with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch:
         state = args.state or Path(scratch)
         pristine = state / "pristine"
@@ -321,6 +471,9 @@ def main(argv: list[str] | None = None) -> int:
         "cold_process": round(max(cold_rates) / best, 2),
     }
     print("  target: files -> Znode records >= the loader's znodes/s")
+    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch:
+        print(f"replay shapes, medians of {args.rounds} rounds")
+        result["shapes"] = shapes(args.state or Path(scratch), args.rounds)
     write_result(args.json, result)
     return 0
 

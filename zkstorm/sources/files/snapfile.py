@@ -35,6 +35,7 @@ from .jute import (
     JuteError,
     client_owner,
     read_acl_list,
+    read_long,
 )
 
 CHUNK = 1 << 20  # the least the window adds when it refills
@@ -183,9 +184,15 @@ def _gzip_chunks(f: Any, path: str, size: int) -> Iterator[bytes]:
 
 
 def _snappy_chunks(f: Any, path: str) -> Iterator[bytes]:
-    """snappy-java's SnappyOutputStream: magic, version, compatible version, then (int length, raw block)*."""
+    """snappy-java's SnappyOutputStream: magic, version, compatible version, then (int length, raw block)*.
+
+    Both lengths a block states are checked before anything is allocated for them: the block's own
+    against the bytes left in the file, and the inflated size its snappy preamble states against what
+    that many bytes can inflate to (cramjam allocates the stated size first, and a failed allocation
+    aborts the process)."""
     import cramjam
 
+    size = os.fstat(f.fileno()).st_size
     header = f.read(16)
     if len(header) < 16 or header[:8] != SNAPPY_MAGIC:
         raise FilesError(f"{path}: not a snappy-java stream")
@@ -194,14 +201,33 @@ def _snappy_chunks(f: Any, path: str) -> Iterator[bytes]:
         if len(head) < 4:
             raise FilesError(f"{path}: snappy block header cut short at byte {offset}")
         (length,) = INT.unpack(head)
-        block = f.read(length) if 0 <= length <= MAX_FIELD else b""
-        if length < 0 or length > MAX_FIELD or len(block) < length:
-            raise FilesError(f"{path}: snappy block at byte {offset} is cut short or damaged")
+        if length < 0 or length > min(MAX_FIELD, size - offset - 4):
+            raise FilesError(f"{path}: snappy block at byte {offset} is cut short or damaged (length {length})")
+        block = f.read(length)
+        stated = _snappy_inflated_size(block)
+        if stated is None or stated > _SNAPPY_MAX_RATIO * length:
+            raise FilesError(f"{path}: snappy block at byte {offset} is damaged (inflated size {stated})")
         try:
             yield bytes(cramjam.snappy.decompress_raw(block))
         except Exception as exc:  # cramjam raises its own DecompressionError
             raise FilesError(f"{path}: snappy block at byte {offset} is damaged ({exc})") from None
         offset += 4 + length
+
+
+# A snappy element inflates at most 64 bytes from 3 (a 2-byte-offset copy; snappy's format_description.txt)
+_SNAPPY_MAX_RATIO = 22
+
+
+def _snappy_inflated_size(block: bytes) -> int | None:
+    """The inflated size a raw snappy block states in its preamble (a little-endian varint of up to 5
+    bytes), or None when the preamble is cut short."""
+    value = shift = 0
+    for byte in block[:5]:
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value
+        shift += 7
+    return None
 
 
 class _Window:
@@ -465,10 +491,23 @@ class SnapshotFile:
     def _damaged_at(self, message: str) -> None:
         if self.checked is not None and message != self.checked.damage:
             # A silently shorter tree is the one outcome worse than an error.
-            raise FilesError(f"{message} (the file read whole moments ago: was it changed or replaced?)")
+            if self._changed_since_checked():
+                raise FilesError(f"{message} (the file read whole moments ago: was it changed or replaced?)")
+            raise FilesError(message)  # sealed as written, but not a node list ZooKeeper could load
         if not self.best_effort:
             raise FilesError(message)
         self.info.damage = message
+
+    def _changed_since_checked(self) -> bool:
+        """Whether the file no longer verifies as it did (damage the check did not see, then, is the
+        file's own: seals computed over bytes that are not a node list)."""
+        again = SnapshotFile(self.path, best_effort=True)
+        try:
+            again.verify()
+        except FilesError:
+            return True
+        checked = self.checked
+        return checked is None or (again.info.damage, again.info.stream_bytes) != (checked.damage, checked.stream_bytes)
 
     def tree(
         self, hooks: TreeHooks | None = None, *, digest: bool = False
@@ -557,6 +596,9 @@ class SnapshotFile:
                                 continue
                             skip = None
                         depth = path.count("/")
+                        if not depth:  # (would close the root)
+                            dropped += 1
+                            raise JuteError(f"node {path!r} at stream byte {w.base + start} is not an absolute path")
                         while len(stack) > depth:
                             frame = stack.pop()
                             if frame[5] is not None:
@@ -583,6 +625,7 @@ class SnapshotFile:
                             yield tuple_new(RawNode, (node_path, tuple_new(Stat, stat), node_data))
                             stack[-1][3] += 1
                         if len(stack) != depth:
+                            # ZooKeeper's DataTree.deserialize: "Invalid Datatree, unable to find parent"
                             dropped += 1
                             raise JuteError(f"node {path!r} at stream byte {w.base + start} is out of tree order")
                     elif count == 1:
@@ -676,7 +719,7 @@ class SnapshotFile:
             raise JuteError(f"bad ACL cache size {count}")
         for _ in range(count):
             w.ensure(1 << 16)  # an ACL list is small; read_acl_list checks the bounds it needs
-            key, pos = LONG.unpack_from(w.buf, w.pos)[0], w.pos + 8
+            key, pos = read_long(w.buf, w.pos)
             info.acls[key], w.pos = read_acl_list(w.buf, pos)
 
 

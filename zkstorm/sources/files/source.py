@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 from ...errors import FilesError, NotFoundError, UsageError
 from ..base import RawNode, WalkStats
-from .replay import DATA, OWNER, Replay
+from .replay import ALWAYS, DATA, OWNER, Overlay, Replay, Timeline
 from .snapfile import (
     FRAME_CHILDREN,
     FRAME_DATA,
@@ -85,15 +85,31 @@ class _UnusableSnapshot(FilesError):
     """The chosen snapshot failed its full check; the next older one is tried."""
 
 
+class _Open:
+    """The mark of a frame the hooks resolve when it closes: its touched children's snapshot states
+    (path → (data, fields)) and, once a descendant needed it, its ``Timeline``."""
+
+    __slots__ = ("children", "timeline")
+
+    def __init__(self, timeline: Timeline | None = None) -> None:
+        self.children: dict[str, tuple[bytes | None, Any]] = {}
+        self.timeline = timeline
+
+
 class _ReplayHooks:
     """``SnapshotFile.tree`` hooks that resolve replay node by node as the snapshot streams.
 
-    A node whose txns only set its data or ACL (most of a production log) is settled as the stream
+    A node whose ops only set its data or ACL (most of a production log) is settled as the stream
     enters it (``Replay.settle``) and then closed by the tree like any other. Any other node replay
-    touches is resolved when its subtree has streamed (``Replay.resolve``), from its own, its ancestors'
-    and its touched children's snapshot states; a frame's mark holds those children (path → snapshot
-    state). A node that replay deletes is checked as the stream enters it, and its subtree dropped.
-    Nodes replay creates (absent from the snapshot) are yielded when their parent closes.
+    touches is resolved when its subtree has streamed (``Replay.resolve``), from its own and its touched
+    children's snapshot states and its parent's ``Timeline``; a frame's mark (``_Open``) holds those
+    children. A node that replay deletes is checked as the stream enters it (its own timeline), and its
+    subtree dropped. Nodes replay creates (absent from the snapshot) are yielded when their parent
+    closes, each after the ones it creates under it.
+
+    Nothing here recurses or copies the ancestors: a timeline is computed once per frame, from its
+    parent's, so the cost does not grow with depth (a path 1,500 levels deep that only the log holds
+    reads like a flat one), and a node's created children are walked with an explicit stack.
     """
 
     def __init__(self, replay: Replay, *, digest: bool) -> None:
@@ -108,71 +124,122 @@ class _ReplayHooks:
         self, path: str, data: bytes | None, fields: tuple[int, ...], crc: int, stack: list[list[Any]]
     ) -> list[Any] | None:
         if stack:
-            # The parent, when resolved, knows this child's snapshot state. It is resolved anyway when a
-            # txn creates or deletes one of its children (it is touched itself, and marked); else only
+            # The parent, when resolved, knows this child's snapshot state. It is resolved anyway when an
+            # op creates or deletes one of its children (it is touched itself, and marked); else only
             # a session close can change it, by deleting this ephemeral child.
             parent = stack[-1]
             if parent[FRAME_MARK] is None and fields[OWNER] in self.owners:
-                parent[FRAME_MARK] = {}
+                parent[FRAME_MARK] = _Open()
             if parent[FRAME_MARK] is not None:
-                parent[FRAME_MARK][path] = (data, fields)
-        settled = self.replay.settle(path, data, fields)
-        if settled is not None:  # its own txns set its data, nothing else touches it: settled here, and
+                parent[FRAME_MARK].children[path] = (data, fields)
+        replay = self.replay
+        settled = replay.settle(path, data, fields)
+        if settled is not None:  # its own ops set its data, nothing else touches it: settled here, and
             # closed by the tree like any unchanged node (unless a child's session close marks it)
             fields = tuple(settled[:DATA])
             data = settled[DATA]
             return [path, data, fields, 0, content_digest(path, data, fields) if self.check else 0, None]
-        if self.replay.may_vanish(path, fields[OWNER]):
-            after = self.replay.resolve(path, _ancestors(stack), {}, (data, fields))
-            if after.nodes.get(path) is None:
+        timeline = None
+        if replay.may_vanish(path, fields[OWNER]):
+            timeline = replay.timeline(path, fields, self._parent_timeline(path, stack))
+            if not timeline.final:
                 return None
-        return [path, data, fields, 0, crc, {}]
+        return [path, data, fields, 0, crc, _Open(timeline)]
+
+    def _parent_timeline(self, path: str, stack: list[list[Any]]) -> Timeline:
+        """The timeline of ``stack[-1]``, the parent of ``path``, when ``path``'s own depends on it."""
+        return self._timeline(stack, len(stack) - 1) if stack and self.replay.creates(path) else ALWAYS
+
+    def _timeline(self, stack: list[list[Any]], i: int) -> Timeline:
+        """The timeline of ``stack[i]``, computed from the nearest ancestor whose timeline is known (or
+        does not depend on its parent's) downwards, and kept in each marked frame: every frame's is
+        computed once, so the cost is O(depth) once per path, not per node."""
+        pending = []
+        known = ALWAYS
+        creates = self.replay.creates
+        while i >= 0:
+            frame = stack[i]
+            mark = frame[FRAME_MARK]
+            if mark is None:  # untouched, or settled: no op creates or deletes it
+                break
+            if mark.timeline is not None:
+                known = mark.timeline
+                break
+            pending.append(frame)
+            if not creates(frame[FRAME_PATH]):
+                break
+            i -= 1
+        for frame in reversed(pending):
+            known = self.replay.timeline(frame[FRAME_PATH], frame[FRAME_FIELDS], known)
+            frame[FRAME_MARK].timeline = known
+        return known
 
     def close(self, frame: list[Any], stack: list[list[Any]]) -> Generator[RawNode, None, int]:
-        node_path, data, fields, children, seen = (
+        node_path, data, fields, children, mark = (
             frame[FRAME_PATH],
             frame[FRAME_DATA],
             frame[FRAME_FIELDS],
             frame[FRAME_CHILDREN],
             frame[FRAME_MARK],
         )
-        above = _ancestors(stack)
-        # (a node settled as it was entered is replayed again here from that state: its own txns set
+        replay = self.replay
+        # (a node settled as it was entered is replayed again here from that state: its own ops set
         # absolute values, so applying them twice gives the same node)
-        overlay = self.replay.resolve(node_path, above, seen, (data, fields))
+        parent = self._parent_timeline(node_path, stack)
+        overlay = replay.resolve(node_path, parent, mark.children, (data, fields))
         state = overlay.nodes.get(node_path)
         if state is None:
             return 0  # unreachable: a node replay deletes is dropped as the stream enters it
-        here = [*above, (node_path, data, fields)]
-        for child in sorted(self.replay.created.get(node_path, ())):
-            if child not in seen and overlay.nodes.get(child) is not None:
-                children += yield from self._created(child, here)
+        created = [
+            child
+            for child in sorted(replay.created.get(node_path, ()))
+            if child not in mark.children and overlay.nodes.get(child) is not None
+        ]
+        if created:
+            if mark.timeline is None:
+                mark.timeline = replay.timeline(node_path, fields, parent)
+            children += yield from self._created(created, mark.timeline, overlay)
         yield self._node(node_path, state[DATA], state, children)
         return 1
 
-    def _created(self, path: str, above: list[tuple[str, bytes | None, Any]]) -> Generator[RawNode, None, int]:
-        """A node replay creates, after the ones it creates under it; 1 if it exists after replay."""
-        overlay = self.replay.resolve(path, above, {}, None)
-        state = overlay.nodes.get(path)
-        if state is None:
-            return 0
-        children = 0
-        here = [*above, (path, None, None)]
-        for child in sorted(self.replay.created.get(path, ())):
-            if overlay.nodes.get(child) is not None:
-                children += yield from self._created(child, here)
-        yield self._node(path, state[DATA], state, children)
-        return 1
+    def _created(self, paths: list[str], parent: Timeline, replayed: Overlay) -> Generator[RawNode, None, int]:
+        """Nodes replay creates under one parent (``paths``, sorted, each existing in ``replayed``, the
+        parent's resolved overlay; ``parent``: its timeline), each after the ones it creates under it,
+        depth first with an explicit stack; returns how many there are. A node that nothing but its
+        creates and deletes names is final in its parent's overlay; any other is resolved once, O(its
+        ops) (``Replay.resolve``)."""
+        replay = self.replay
+        # Frames [path, timeline, state after replay, children still to visit, children yielded,
+        # overlay]; the bottom one stands for the parent, which the caller yields.
+        stack: list[list[Any]] = [[None, parent, None, iter(paths), 0, replayed]]
+        while True:
+            top = stack[-1]
+            child = next(top[3], None)
+            if child is not None:
+                if replay.settled_by_parent(child):
+                    state = top[5].nodes[child]
+                    yield self._node(child, state[DATA], state, 0)
+                    top[4] += 1
+                    continue
+                overlay = replay.resolve(child, top[1], {}, None)
+                state = overlay.nodes.get(child)
+                if state is None:
+                    continue
+                kids = [k for k in sorted(replay.created.get(child, ())) if overlay.nodes.get(k) is not None]
+                timeline = replay.timeline(child, None, top[1]) if kids else ALWAYS
+                stack.append([child, timeline, state, iter(kids), 0, overlay])
+                continue
+            stack.pop()
+            if not stack:
+                return int(top[4])
+            yield self._node(top[0], top[2][DATA], top[2], top[4])
+            stack[-1][4] += 1
 
     def _node(self, path: str, data: bytes | None, fields: list[Any], children: int) -> RawNode:
         if self.check:
             self.digest += content_digest(path, data, fields)
         self.yielded += 1
         return RawNode(path, client_stat(fields, data, children), data)
-
-
-def _ancestors(stack: list[list[Any]]) -> list[tuple[str, bytes | None, Any]]:
-    return [(frame[FRAME_PATH], frame[FRAME_DATA], frame[FRAME_FIELDS]) for frame in stack]
 
 
 class FileSource:
@@ -402,7 +469,14 @@ class FileSource:
             if stats is not None:
                 stats.znodes += yielded
         if must_exist and not yielded:
-            raise NotFoundError(f"no znode at {path}")
+            raise self._not_found(path)
+
+    def _not_found(self, path: str) -> NotFoundError | FilesError:
+        """No znode at ``path``; when a best-effort read stopped at damage, that damage is the answer
+        (the node may be beyond it: "not found" would send the reader looking elsewhere)."""
+        if self.plan is not None and self.plan.problems:
+            return FilesError(f"no znode at {path} in what precedes the damage: {self.plan.problems[0]}")
+        return NotFoundError(f"no znode at {path}")
 
     def _indexed(
         self, start: str, max_depth: int | None, *, stats: WalkStats | None, must_exist: bool
@@ -412,7 +486,7 @@ class FileSource:
         top = index.get(start)
         if top is None:
             if must_exist:
-                raise NotFoundError(f"no znode at {start}")
+                raise self._not_found(start)
             return
         yielded = 0
         children = self._children

@@ -187,11 +187,13 @@ def _body(kind: int, buf: bytes, pos: int, end: int) -> tuple[Any, int]:
         return Check(path or "", version), pos
     if kind == MULTI:
         count, pos = read_int(buf, pos)
-        if count < 0 or count > MAX_FIELD // 8:
+        if count < 0 or count > (end - pos) // 8:  # each sub-txn takes 8 bytes at least
             raise JuteError(f"bad multi size {count}")
         ops = []
         for _ in range(count):
             sub_kind, pos = read_int(buf, pos)
+            if sub_kind == MULTI:  # ZooKeeper's MultiTxn never nests: refused, not followed down
+                raise JuteError("a multi inside a multi")
             raw, pos = read_buffer(buf, pos)
             raw = raw or b""
             body, end_of_sub = _body(sub_kind, raw, 0, len(raw))
@@ -228,7 +230,7 @@ def _close_session(buf: bytes, pos: int, end: int) -> tuple[CloseSession, int]:
 def _path_vector(buf: bytes, pos: int, end: int) -> tuple[list[str], int]:
     buf = buf[:end]  # the readers bound-check against len(buf); cut once, not per path
     count, pos = read_int(buf, pos)
-    if count < 0 or count > MAX_FIELD // 4:
+    if count < 0 or count > (end - pos) // 4:  # each path takes 4 bytes at least
         raise JuteError(f"bad path count {count}")
     paths = []
     for _ in range(count):
@@ -278,6 +280,7 @@ class LogFile:
             self._damaged(f"{self.path}: not a ZooKeeper transaction log (magic {magic:#x}, version {version})")
             return
         header_size = TXN_HEADER.size
+        size = os.fstat(f.fileno()).st_size  # a record's length is checked against it before it is read
         unpack_frame, unpack_header = _FRAME.unpack_from, TXN_HEADER.unpack_from
         tuple_new, adler32 = tuple.__new__, zlib.adler32
         buf, pos, base = b"", 0, FILE_HEADER.size  # base: the file offset of buf[0]
@@ -298,6 +301,11 @@ class LogFile:
                 self.partial_tail = True
                 return
             record, marker = pos + 12, pos + 12 + length  # the record's own end: its "B"
+            if base + marker >= size:
+                # Past the end of the file: a torn tail, as ZooKeeper reads it (EOF inside the record).
+                # Known without reading it, so a garbage length allocates nothing.
+                self.partial_tail = True
+                return
             session, cxid, zxid, time_ms, kind = unpack_header(buf, record)
             if marker >= len(buf):
                 if zxid <= after:  # already in the snapshot: skip it unread (no checksum needed for that)
