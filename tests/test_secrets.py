@@ -250,6 +250,7 @@ def test_config_secrets_are_redacted_by_any_name(writer: KazooClient, zk_root: C
     secret-named key's value of a topic config, and show the ordinary ones."""
     config = {**{key: _secret_for(key) for key in SECRET_KEYS}, **PLAIN_KEYS}
     writer.create(f"{zk_root.path}/config/topics/payments", kafka_json({"version": 1, "config": config}), makepath=True)
+    writer.create(f"{zk_root.path}/brokers/ids", makepath=True)  # a Kafka cluster, if one with no broker up
     zk = ("--zk", zk_root.zk)
     rows = json.loads(run(*zk, "kafka", "configs", "-f", "json").stdout)
     shown = {r["key"]: r["value"] for r in rows}

@@ -316,6 +316,7 @@ def test_get_of_a_09_heartbeat_prints_every_executor_stat(writer: KazooClient, z
 
     root = f"{zk_root.path}/storm09"
     for path, name in [
+        (f"storms/{TOPOLOGY}", "stormbase"),
         (f"assignments/{TOPOLOGY}", "assignment"),
         ("supervisors/sup-a", "supervisor"),
         (f"workerbeats/{TOPOLOGY}/sup-a-6700", "workerbeat"),

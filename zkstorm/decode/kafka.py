@@ -336,10 +336,11 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
             f"broker registration version {version}: Kafka reads version 1 and later",
             failure_type=FailureType.INVALID_VALUE,
         )
-    if legacy:
-        endpoints = [f"PLAINTEXT://{host}:{port}"] if host is not None else []
     parsed_endpoints = []
-    for endpoint in endpoints:
+    if legacy:  # BrokerIdZNode.decode builds the EndPoint from host and port as they are, no parsing
+        endpoints = [f"PLAINTEXT://{host}:{port}"] if host is not None else []
+        parsed_endpoints = [("PLAINTEXT", host, port)] if host is not None and port is not None else []
+    for endpoint in () if legacy else endpoints:
         try:
             parsed_endpoints.append(parse_endpoint(endpoint))
         except ValueError:

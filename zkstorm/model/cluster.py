@@ -22,7 +22,7 @@ from typing import Any
 
 from ..collect import decode_one, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
-from ..errors import NotAllowedError, NotFoundError
+from ..errors import NotAllowedError, NotFoundError, RootNotFoundError
 from ..helper import DecodeHelper
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
@@ -386,11 +386,14 @@ class Cluster:
         out = []
         for record in records:
             kind = type(record)
-            if kind is StormWorker:
-                view = self.storm_at(record.root)
-                record = view.joined_workers([record], f"/{record.topology_id}")[0]
-            elif kind is StormNimbus:
-                record = with_leadership([record], self.storm_at(record.root).leader())[0]
+            try:
+                if kind is StormWorker:
+                    view = self.storm_at(record.root)
+                    record = view.joined_workers([record], f"/{record.topology_id}")[0]
+                elif kind is StormNimbus:
+                    record = with_leadership([record], self.storm_at(record.root).leader())[0]
+            except RootNotFoundError:  # a heartbeat left under a root that holds no Storm cluster now
+                pass
             out.append(record)
         return out
 
