@@ -30,6 +30,7 @@ import os
 import posixpath
 import re
 import secrets
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
@@ -42,7 +43,7 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .errors import DamagedManifestError, SnapshotError
-from .lock import DEFAULT_STALE_AFTER_SECS, LOCK, Lock, os_reason
+from .lock import DEFAULT_STALE_AFTER_SECS, LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
 from .manifest import (
     MANIFESTS,
     is_manifest_name,
@@ -512,19 +513,22 @@ def roll_back_uncommitted(filesystem: pafs.FileSystem, base: str) -> None:
             continue
         if kind == "part":
             log.warning("removing %s: written by a run that did not commit", relative)
+        if kind == "lock-temporary" and time.time() - (info.mtime_ns or 0) / 1e9 < UNREADABLE_GRACE_SECS:
+            continue  # a run starting now is between writing its lock's owner and linking it into place
         if kind is not None:
             with _io("remove", info.path), contextlib.suppress(FileNotFoundError):
                 filesystem.delete_file(info.path)
 
 
 def _leftover_kind(relative: str) -> str | None:
-    """What a path under OUT is, for roll-back: a run's temporary file (``temporary``), a table's part
-    file (``part``), or nothing roll-back touches (manifests, the lock, anything not zkstorm's)."""
+    """What a path under OUT is, for roll-back: a run's temporary file (``temporary``; a lock's owner
+    before it is linked into place, ``lock-temporary``), a table's part file (``part``), or nothing
+    roll-back touches (manifests, the lock, anything not zkstorm's)."""
     parts = relative.split("/")
     name = parts[-1]
     temporary = name.startswith(".") and name.endswith(".tmp")
     if len(parts) == 1:
-        return "temporary" if temporary and name.startswith(f".{LOCK}-") else None
+        return "lock-temporary" if temporary and name.startswith(f".{LOCK}-") else None
     if len(parts) == 2:
         return "temporary" if temporary and parts[0] == MANIFESTS else None
     if len(parts) != 3 or parts[0][:1] in ("_", ".") or not parts[1].startswith("snapshot_date="):
