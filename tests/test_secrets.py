@@ -281,6 +281,17 @@ def test_raw_bytes_are_hidden_where_a_decoder_redacted(writer: KazooClient, zk_r
     assert json.loads(shown.stdout)["raw_hex"] == data.hex()
 
 
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_raw_bytes_are_hidden_where_a_config_cannot_be_decoded(writer: KazooClient, zk_root: Chroot, fmt: str) -> None:
+    """A topic config that does not decode (a value of the wrong JSON type beside a JAAS password) was
+    redacted by nothing: ``get --raw`` shows neither its hexdump nor its plain value."""
+    config = {"sasl.jaas.config": f'x required password="{JAAS_PASSWORD}";', "retention.ms": ["not", "a", "string"]}
+    writer.create(f"{zk_root.path}/config/topics/broken", kafka_json({"version": 1, "config": config}), makepath=True)
+    hidden = run("--zk", zk_root.zk, "get", "/config/topics/broken", "--raw", "-f", fmt)
+    assert hidden.exit_code == 0, hidden.output
+    assert leaks(hidden.stdout) == [] and "show-secrets" in hidden.stdout
+
+
 def test_exception_text_hides_quoted_values() -> None:
     """A decoder's bug on a secret (the reason of a ``decoder_error`` and the "internal error" line) names
     the exception and the shape of its message, not the value it quotes."""

@@ -141,12 +141,14 @@ def decode_one(
             if warnings:
                 records = [*records, *_placeholder(decoder, context, warnings[0])]
     except DecodeError as exc:
-        return (*_failed(raw, decoder, context, exc.failure_type, exc.reason), context.redacted)
+        hidden = context.redacted or (decoder.may_hold_secrets and not show_secrets)  # nothing redacted it
+        return (*_failed(raw, decoder, context, exc.failure_type, exc.reason), hidden)
     except Exception as exc:  # a decoder's own bug: a typed failure with the path, and the walk goes on
         log.debug("decoder %s failed on %s", decoder.kind, raw.path, exc_info=True)
         # the reason without the values the message quotes: the decoder may have choked on a secret
         reason = exception_text(exc)
-        return (*_failed(raw, decoder, context, FailureType.DECODER_ERROR, reason), context.redacted)
+        hidden = context.redacted or (decoder.may_hold_secrets and not show_secrets)
+        return (*_failed(raw, decoder, context, FailureType.DECODER_ERROR, reason), hidden)
     return to_znode(raw, context.encoding or detect_encoding(raw.data), summary, "decoded"), records, context.redacted
 
 

@@ -1130,7 +1130,7 @@ def register(registry: Any = REGISTRY) -> None:
         "config/brokers/*",
         "config/ips/*",
     ):
-        r(KAFKA, pattern, "kafka_config", decode_config, _config_summary)
+        r(KAFKA, pattern, "kafka_config", decode_config, _config_summary, may_hold_secrets=True)
     r(
         KAFKA,
         "config/changes/*",

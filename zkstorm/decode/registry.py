@@ -46,6 +46,9 @@ class Decoder:
     decode: DecodeFn
     summarize: SummaryFn | None = None
     placeholder: PlaceholderFn | None = None
+    # its payloads carry secrets it redacts field by field (Kafka's dynamic configs): when it cannot decode
+    # one, nothing was redacted, so the raw bytes must be hidden whole
+    may_hold_secrets: bool = False
 
 
 class Registry:
@@ -63,9 +66,11 @@ class Registry:
         decode: DecodeFn,
         summarize: SummaryFn | None = None,
         placeholder: PlaceholderFn | None = None,
+        *,
+        may_hold_secrets: bool = False,
     ) -> None:
         segments = tuple(pattern.strip("/").split("/")) if pattern.strip("/") else ()
-        decoder = Decoder(system, kind, segments, decode, summarize, placeholder)
+        decoder = Decoder(system, kind, segments, decode, summarize, placeholder, may_hold_secrets)
         bucket = self._by_depth.setdefault((system, len(segments)), [])
         # Literal segments beat wildcards: "config/brokers/<default>" before "config/brokers/*".
         bucket.append(decoder)
