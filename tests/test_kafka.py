@@ -652,6 +652,18 @@ def test_a_topic_without_version_or_id_reads_as_kafka_reads_it() -> None:
     assert (topic.version, topic.topic_id, topic.partition_count, topic.decode_status) == (None, None, 2, "ok")
 
 
+def test_a_topic_whose_partitions_have_a_gap_is_read_with_a_note() -> None:
+    """TopicZNode.decode reads any partition numbers: a topic missing partition 1 is listed with the
+    partitions it has, and a note, not as a failure."""
+    records = _kafka("/brokers/topics/orders", '{"version":2,"partitions":{"0":[1,2],"2":[2,1]}}')
+    topic = _of(records, KafkaTopic)[0]
+    assert (topic.partition_count, topic.decode_status) == (2, "ok")
+    assert [a.partition for a in _of(records, KafkaReplicaAssignment)] == [0, 2]
+    (note,) = _of(records, DecodeWarning)
+    assert note.warning == "partition_gap" and "0,2" in note.detail
+    assert not _of(records, DecodeFailure)
+
+
 def test_acl_operations_and_permissions_take_kafkas_canonical_names() -> None:
     """AclEntryTest's own payload (Kafka's core tests): ``READ`` and ``Read`` are one operation, as
     SecurityUtils.operation reads them, and print as Kafka prints them."""
