@@ -54,7 +54,7 @@ def bare_spark() -> float:
 
 def sandbox_snapshots(out: Path, count: int, scale: int) -> None:
     """``count`` real ``zkstorm snapshot`` runs of a sandbox seeded at ``scale``."""
-    from zkstorm.sandbox import Sandbox
+    from zkstorm.sandbox.seed import Sandbox
 
     box = Sandbox(out.parent / f"sandbox-{scale}")
     box.start()

@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from zkstorm.sandbox import Sandbox, seed
+    from zkstorm.sandbox.seed import Sandbox, seed
 
     runs: dict[str, list[tuple[float, float, float]]] = {"sequential": [], "tree": [], "snapshot": [], "pipelined": []}
     with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:

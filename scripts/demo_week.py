@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 
 from kazoo.client import KazooClient
 
-from zkstorm.encode import storm_gzip
+from zkstorm.sandbox.encode import storm_gzip
 
 KAFKA = "/kafka"
 STORM = "/storm"

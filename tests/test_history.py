@@ -658,7 +658,7 @@ def demo_week(zk_server: Any, writer: KazooClient, tmp_path_factory: pytest.Temp
     import sys
     import time
 
-    from zkstorm import synth
+    from zkstorm.sandbox import synth
 
     chroot = "/demo-week"
     writer.ensure_path(chroot)

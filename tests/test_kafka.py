@@ -469,7 +469,7 @@ def test_a_missing_partition_state_is_named(writer: KazooClient, zk_root: Chroot
     in the partitions view, the health findings and the snapshot."""
     from tests.test_cli import run
     from tests.test_snapshot import read, snapshot
-    from zkstorm.encode import kafka_json
+    from zkstorm.sandbox.encode import kafka_json
 
     root = f"{zk_root.path}/kafka"
     writer.create(

@@ -15,9 +15,9 @@ from zkstorm.collect import walk
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.decode.thrift import is_thrift_struct
 from zkstorm.records import Znode
-from zkstorm.sandbox import Sandbox, seed
+from zkstorm.sandbox.seed import Sandbox, seed
+from zkstorm.sandbox.synth import cluster, java_url_encode
 from zkstorm.sources.live import ReadOnlySession
-from zkstorm.synth import cluster, java_url_encode
 
 NOW = 1795300000
 

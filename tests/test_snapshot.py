@@ -25,10 +25,10 @@ from tests.test_cli import ENV, run
 from tests.test_output import SAMPLES
 from zkstorm.errors import ExitCode
 from zkstorm.records import RECORD_TYPES
-from zkstorm.sandbox import seed
+from zkstorm.sandbox.seed import seed
+from zkstorm.sandbox.synth import cluster
 from zkstorm.schema import columns
 from zkstorm.snapshot import Lock, Snapshot, list_manifests, table_name
-from zkstorm.synth import cluster
 
 
 def snapshot(zk: str, out: Path, *args: str) -> Any:

@@ -15,7 +15,7 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot
 from tests.test_cli import run
 from tests.test_snapshot import read, snapshot
-from zkstorm.encode import storm_gzip
+from zkstorm.sandbox.encode import storm_gzip
 
 TOPOLOGY = "wordcount-7-1790000000"
 # sorted component ids get task ids 1.. in order, cut into executors larger first (storm.md §5):

@@ -21,7 +21,7 @@ from rich.console import Console
 
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
-from zkstorm.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.encode import kafka_json, storm_gzip
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # writes the clipboard
 TITLE = "\x1b]0;owned\x07"  # retitles the window

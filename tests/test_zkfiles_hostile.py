@@ -37,6 +37,7 @@ from tests.test_cli import run
 from tests.test_zkfiles import EXPECTED, FIXTURES, VARIANTS, file_records, folder
 from zkstorm.errors import ExitCode, FilesError, NotFoundError
 from zkstorm.records import Znode
+from zkstorm.sandbox.server import ZkServer
 from zkstorm.sources.base import RawNode, Stat
 from zkstorm.sources.files.jute import MAX_FIELD
 from zkstorm.sources.files.replay import Replay
@@ -59,7 +60,6 @@ from zkstorm.sources.files.txnlog import (
     Txn,
 )
 from zkstorm.sources.live import ReadOnlySession
-from zkstorm.zkserver import ZkServer
 
 # Each op the logs hold is replayed for its own path, for its parent, and once more for a node that may
 # vanish or has created children; a session close up to three times per node its session creates (each
