@@ -14,9 +14,9 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot
 from zkstorm.errors import DecodeError, FailureType
-from zkstorm.jobs.diff import diff_snapshots
+from zkstorm.export.diff import diff_snapshots
+from zkstorm.export.parquet import Snapshot
 from zkstorm.records import DecodeFailure
-from zkstorm.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -85,8 +85,8 @@ def test_a_decoder_bug_is_a_typed_failure_in_get_walk_and_snapshot(
     import pyarrow.dataset as ds
 
     from zkstorm.decode.registry import Registry
+    from zkstorm.export.parquet import take_snapshot
     from zkstorm.model import Cluster
-    from zkstorm.snapshot import take_snapshot
     from zkstorm.sources.live import ReadOnlySession
 
     def raises(context: Any, data: bytes | None) -> list[Any]:

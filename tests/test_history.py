@@ -15,6 +15,7 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
+from zkstorm.export.parquet import Snapshot
 from zkstorm.jobs.history import run_history
 from zkstorm.jobs.metrics import CHRONIC_SNAPSHOTS, METRICS
 from zkstorm.jobs.report import CHARTS
@@ -32,7 +33,6 @@ from zkstorm.records import (
     StormWorker,
     Znode,
 )
-from zkstorm.snapshot import Snapshot
 
 DAY0 = datetime(2026, 11, 1, 2, 30, tzinfo=timezone.utc)
 DAYS = 5
@@ -809,7 +809,7 @@ def test_a_snapshot_written_before_rows_had_their_root_reads_as_its_manifests_ro
     for relative in manifest["files"]:
         table = pq.read_table(out / relative)
         pq.write_table(table.drop_columns(["root"]), out / relative)
-    from zkstorm.jobs.diff import diff_snapshots
+    from zkstorm.export.diff import diff_snapshots
 
     diffs = {d.table: d for d in diff_snapshots(str(out), "old", str(out), "new")}
     assert {name: (d.added, d.removed) for name, d in diffs.items()} == {

@@ -1,4 +1,4 @@
-"""``OUT/_lock`` (``zkstorm.lock``): never left empty by a full disk, never a reason for every later night
+"""``OUT/_lock`` (``zkstorm.export.lock``): never left empty by a full disk, never a reason for every later night
 to fail, still respected while its holder may be writing. Through the CLI, on real filesystems."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.faults import REASON, small_disk, zkstorm
 from zkstorm.errors import ExitCode
-from zkstorm.snapshot import Snapshot
+from zkstorm.export.parquet import Snapshot
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from tests.test_snapshot import read, snapshot
+from zkstorm.export.parquet import table_name
 from zkstorm.records import RECORD_TYPES
 from zkstorm.schema import columns, kind_name
-from zkstorm.snapshot import table_name
 
 KINDS = {kind_name(t): t for t in RECORD_TYPES}
 

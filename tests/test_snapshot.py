@@ -24,11 +24,11 @@ from tests.fixtures import distinct_errors, expected
 from tests.test_cli import ENV, run
 from tests.test_output import SAMPLES
 from zkstorm.errors import ExitCode
+from zkstorm.export.parquet import Lock, Snapshot, list_manifests, table_name
 from zkstorm.records import RECORD_TYPES
 from zkstorm.sandbox.seed import seed
 from zkstorm.sandbox.synth import cluster
 from zkstorm.schema import columns
-from zkstorm.snapshot import Lock, Snapshot, list_manifests, table_name
 
 
 def snapshot(zk: str, out: Path, *args: str) -> Any:
@@ -315,7 +315,7 @@ def test_manifest_listing_api(storm_and_kafka: Chroot, tmp_path: Path) -> None:
 
 
 def test_readme_documents_the_current_schema() -> None:
-    from zkstorm.snapshot import schema_markdown
+    from zkstorm.export.parquet import schema_markdown
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     documented = readme.split("<!-- schema:start -->\n", 1)[1].split("<!-- schema:end -->", 1)[0]

@@ -66,7 +66,7 @@ def snapshot(
     snapshot id; a failed or stopped run leaves the committed snapshot as it was."""
     from datetime import datetime, timezone
 
-    from ..snapshot import prune, take_snapshot
+    from ..export.parquet import prune, take_snapshot
 
     if settings.show_secrets:
         click.echo("zkstorm: note: --show-secrets does not apply to snapshots; secrets stay redacted", err=True)
@@ -180,8 +180,8 @@ def diff(
     import tempfile
     from datetime import datetime
 
-    from ..jobs.diff import diff_snapshots
-    from ..snapshot import take_snapshot
+    from ..export.diff import diff_snapshots
+    from ..export.parquet import take_snapshot
 
     if live == (snapshot_b is not None):
         raise UsageError("give SNAPSHOT_B or --live (one of them)")

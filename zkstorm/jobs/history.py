@@ -19,9 +19,9 @@ from typing import Any
 
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs.incidents import Incident
+from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
 from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Window
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
-from zkstorm.jobs.snapshots import SnapshotSet, snapshot_frame
 from zkstorm.jobs.store import HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
 

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..errors import ZkstormError
-from .snapshots import text_files
+from .inputs import text_files
 
 STORE = "_history"
 VERSION = 3  # a store of another version is rebuilt, not read (3: facts keyed by root too)

@@ -19,9 +19,9 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ..errors import FailureType, NotFoundError, SnapshotError
-from ..lock import os_reason
-from ..manifest import manifest_name
-from ..snapshot import manifest_root, open_filesystem, scan_manifests
+from .lock import os_reason
+from .manifest import manifest_name
+from .parquet import manifest_root, open_filesystem, scan_manifests
 
 log = logging.getLogger(__name__)
 

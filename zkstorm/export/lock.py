@@ -33,7 +33,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from .errors import SnapshotError
+from ..errors import SnapshotError
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import re
 from datetime import date, datetime, timezone
 from typing import Any
 
-from .errors import DamagedManifestError
+from ..errors import DamagedManifestError
 
 MANIFESTS = "_manifests"
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]")

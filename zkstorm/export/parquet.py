@@ -4,7 +4,7 @@ Layout under OUT (a local path or any filesystem URI pyarrow supports)::
 
     OUT/<table>/snapshot_date=YYYY-MM-DD/part-<snapshot id>-<run token>.parquet
     OUT/_manifests/<snapshot id>.json          the commit record of a snapshot
-    OUT/_lock                                   held while a snapshot is written (``zkstorm.lock``)
+    OUT/_lock                                   held while a snapshot is written (``zkstorm.export.lock``)
 
 A snapshot commits in one atomic step: the rename of its manifest. Each table's file is streamed in
 bounded row groups to a hidden ``.part-….tmp`` (pyarrow and Spark skip names starting with ``.`` and
@@ -13,7 +13,7 @@ which lists exactly those files, is written beside its final name, synced, and r
 previous one (a re-run of the same snapshot id); only then are the files the previous manifest listed
 removed. Until that rename a reader of the manifests sees the committed snapshot unchanged, whenever
 the run fails or is killed; the next run removes what a stopped one left. Readers read exactly the
-files a manifest lists (``zkstorm.manifest``). Where the filesystem cannot rename (object stores)
+files a manifest lists (``zkstorm.export.manifest``). Where the filesystem cannot rename (object stores)
 pyarrow copies, then deletes: each file is still whole, and the manifest is still written last. The
 snapshot id is not a partition directory, because Spark refuses a column that is both in the data files
 and in a ``key=value`` path.
@@ -40,8 +40,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from . import __version__
-from .errors import DamagedManifestError, SnapshotError
+from .. import __version__
+from ..errors import DamagedManifestError, SnapshotError
+from ..records import DecodeFailure, Unreadable, Znode
+from ..schema import columns, kind_name
 from .lock import DEFAULT_STALE_AFTER_SECS, LOCK, Lock, os_reason
 from .manifest import (
     MANIFESTS,
@@ -53,8 +55,6 @@ from .manifest import (
     part_file_name,
     safe_name,
 )
-from .records import DecodeFailure, Unreadable, Znode
-from .schema import columns, kind_name
 
 log = logging.getLogger(__name__)
 
@@ -388,7 +388,7 @@ def take_snapshot(
     """One walk of an open ``Cluster`` (``zkstorm.model``) into one committed snapshot under ``out``: the
     nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
     default name unless given). Progress is ``cluster.stats.znodes``, for whoever polls it.
-    ``lock_stale_after_secs``: when another host's lock is taken over (``zkstorm.lock``)."""
+    ``lock_stale_after_secs``: when another host's lock is taken over (``zkstorm.export.lock``)."""
     at = at or datetime.now(timezone.utc)
     name = name or cluster.default_name()
     snapshot_id = snapshot_id or default_snapshot_id(name, at)
@@ -441,7 +441,7 @@ def _iso(moment: datetime) -> str:
 
 
 def read_manifest(filesystem: pafs.FileSystem, path: str) -> dict[str, Any] | None:
-    """The manifest at ``path``, checked (``zkstorm.manifest.parse_manifest``); None if there is none. One
+    """The manifest at ``path``, checked (``zkstorm.export.manifest.parse_manifest``); None if there is none. One
     that cannot be read, even for an I/O error, is damaged: what it lists must not look unlisted."""
     try:
         # asked first: not every filesystem (object stores) reports a missing file as FileNotFoundError
@@ -572,7 +572,7 @@ def manifest_root(manifest: dict[str, Any], table: str) -> str | None:
 
 def schema_markdown() -> str:
     """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it."""
-    from .records import RECORD_TYPES, VIEW_ONLY_TYPES
+    from ..records import RECORD_TYPES, VIEW_ONLY_TYPES
 
     lines = [
         f"Schema version {SCHEMA_VERSION}. Every table starts with `snapshot_id` (string), `snapshot_time` "
