@@ -56,7 +56,7 @@ _TXNS = re.compile(r"(\d+) txns loaded in (\d+) ms")
 # A new interpreter reading the files into Znode records: what a script using the library pays.
 _COLD_RECORDS = """
 import sys
-from zkstorm.collect import to_znode
+from zkstorm.model.walk import to_znode
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.sources.files.source import FileSource
 count = 0
@@ -69,8 +69,8 @@ print(count)
 
 
 def offline_read(data_dir: Path, as_znodes: bool, digest: bool = False) -> tuple[int, float, dict]:
-    from zkstorm.collect import to_znode
     from zkstorm.decode.sniff import detect_encoding
+    from zkstorm.model.walk import to_znode
     from zkstorm.sources.files.source import FileSource
 
     started = time.perf_counter()

@@ -13,9 +13,9 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.fixtures import expected, manifest
 from tests.test_cli import run
-from zkstorm.collect import decode_node
 from zkstorm.errors import DecodeError, ExitCode
 from zkstorm.layout import Roots
+from zkstorm.model.walk import decode_node
 from zkstorm.records import (
     DecodeFailure,
     DecodeWarning,
@@ -369,7 +369,8 @@ def test_every_other_kafka_view(writer: KazooClient, zk_root: Chroot) -> None:
 def test_health_rules_on_a_hand_built_state() -> None:
     """The health rules need records, not ZooKeeper: a state built by hand gets the findings an operator
     would name (the way to test a new rule before testing it through the CLI)."""
-    from zkstorm.health import KafkaState, kafka_health_records
+    from zkstorm.model.kafka_health import kafka_health_records
+    from zkstorm.model.kafka_state import KafkaState
     from zkstorm.records import KafkaFinding, KafkaPartition, KafkaPartitionState, KafkaReplicaAssignment
 
     def assignment(partition: int, replicas: tuple[int, ...]) -> KafkaReplicaAssignment:
@@ -432,7 +433,7 @@ def test_health_leads_with_one_line_per_rule(writer: KazooClient, zk_root: Chroo
 
 
 def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None:
-    from zkstorm.health import summarize_findings
+    from zkstorm.model.kafka_health import summarize_findings
     from zkstorm.records import KafkaFinding
 
     many = [
@@ -746,8 +747,8 @@ _RECOVERING_STATE = '{"version":1,"leader":1,"leader_epoch":3,"controller_epoch"
 def test_a_recovering_leader_is_health_recovering_with_a_finding() -> None:
     """KIP-704: a leader elected uncleanly is RECOVERING (LeaderRecoveryState 1) until it has truncated
     its log; a partition in that state is not healthy, whatever its ISR says."""
-    from zkstorm.collect import KafkaStateBuilder
-    from zkstorm.health import kafka_health_records
+    from zkstorm.model.kafka_health import kafka_health_records
+    from zkstorm.model.kafka_state import KafkaStateBuilder
     from zkstorm.records import KafkaFinding, KafkaPartition
 
     builder = KafkaStateBuilder("/")

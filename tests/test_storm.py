@@ -10,9 +10,9 @@ from urllib.parse import unquote_plus
 import pytest
 
 from tests.fixtures import FIXTURES, expected, folder
-from zkstorm.collect import decode_node
 from zkstorm.errors import FailureType
 from zkstorm.layout import Roots
+from zkstorm.model.walk import decode_node
 from zkstorm.records import (
     DecodeFailure,
     StormBackpressure,

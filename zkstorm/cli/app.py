@@ -162,8 +162,8 @@ class Settings:
         """The cluster model of this command, on the ensemble or on ZooKeeper's files (``--from-files``;
         a whole-tree read then checks the replayed tree against the server's digest when
         ``verify_digest``). Use it as a context manager."""
-        from ..helper import wanted
         from ..model import Cluster
+        from ..model.decode_helper import wanted
 
         self.opened = cluster = Cluster(
             self.source(verify_digest=verify_digest),

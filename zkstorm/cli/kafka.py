@@ -288,7 +288,7 @@ def kafka_roots(settings: Settings, fmt: str, as_json: bool) -> None:
 
 def _health_table(settings: Settings, findings: Sequence[Any], *, detail: bool) -> None:
     """The summary by rule, then (``detail``) every finding."""
-    from ..health import summarize_findings
+    from ..model.kafka_health import summarize_findings
     from ..output import emit
     from ..records import KafkaFinding
     from ..render import findings_summary_table

@@ -29,7 +29,7 @@ def connect(
     ``credentials`` is a ``zkstorm.sources.live.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
     ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.sources.live.TlsOptions``. Use it as a
     context manager, or call ``open()`` and ``close()``. ``decode_helper`` lets walks decode Java-serialized
-    payloads in a helper process, on a second core (``zkstorm.helper``; the CLI's default). ``max_reply`` is
+    payloads in a helper process, on a second core (``model.decode_helper``; the CLI's default). ``max_reply`` is
     the largest reply read from a server in bytes (default ``ZKSTORM_MAX_REPLY_BYTES``, else 256 MiB).
     """
     from ..sources.live import ReadOnlySession

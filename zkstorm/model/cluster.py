@@ -20,10 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property, partial
 from typing import Any
 
-from ..collect import decode_one, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
 from ..errors import NotAllowedError, NotFoundError, RootNotFoundError
-from ..helper import DecodeHelper
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
     DecodeFailure,
@@ -43,7 +41,10 @@ from ..records import (
     Znode,
 )
 from ..sources.base import BatchListing, RawNode, Source, WalkStats
+from .decode_helper import DecodeHelper
 from .kafka import KafkaCluster, missing_brokers
+from .kafka_health import kafka_health_records
+from .kafka_state import KafkaStateBuilder
 from .storm import (
     DEFAULT_STALE_AFTER_SECS,
     StormCluster,
@@ -54,6 +55,7 @@ from .storm import (
     worker_hosts,
 )
 from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
+from .walk import decode_node, decode_one, decoded_walk, discovering_walk
 
 
 @dataclasses.dataclass
@@ -171,9 +173,9 @@ class Cluster:
         self.problems: list[Any] = []
         self.stats = WalkStats()
         self.walked_roots = self.roots  # what the last snapshot walk decoded under (every root it found)
-        # costly payloads decoded in a helper process while the walk goes on (zkstorm.helper): opt-in, since
+        # costly payloads decoded in a helper process while the walk goes on (model.decode_helper): opt-in, since
         # a library should not start processes behind its caller's back; the CLI turns it on
-        self.helper = DecodeHelper() if decode_helper else None
+        self.helper = DecodeHelper(decode_node) if decode_helper else None
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -407,9 +409,6 @@ class Cluster:
         health and findings. What a join needs is held until the walk ends (supervisors, assignments,
         registrations, latches arrive in whatever order the source yields them); everything else
         streams, so a view's row and the Parquet row of the same thing are equal."""
-        from ..collect import KafkaStateBuilder
-        from ..health import kafka_health_records
-
         now = self.now()
         found: list[Roots] = []  # the roots the walk decodes under (all of them once it has found them)
         self.walked_roots = self.roots

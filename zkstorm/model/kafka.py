@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..decode.kafka import empty_broker
 from ..errors import NotFoundError, RootNotFoundError
-from ..health import KafkaState, kafka_findings, kafka_partitions, summarize_findings
 from ..layout import KAFKA_ROOT_MARKERS, Roots, join
 from ..records import (
     KafkaAcl,
@@ -33,9 +32,9 @@ from ..records import (
     KafkaReplicaAssignment,
     KafkaTopic,
 )
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
+from .kafka_health import kafka_findings, kafka_partitions, summarize_findings
+from .kafka_state import KafkaState, KafkaStateBuilder
+from .walk import ClusterReads
 
 # Kafka's top-level znodes (kafka.md §2). A Kafka cluster at "/" shares the ensemble with other systems,
 # so a walk of the root visits these and nothing else.
@@ -108,7 +107,7 @@ class HealthReport:
 class KafkaCluster:
     """The Kafka cluster whose chroot is ``root``, on a ``Cluster``'s source."""
 
-    def __init__(self, cluster: Cluster, root: str) -> None:
+    def __init__(self, cluster: ClusterReads, root: str) -> None:
         self.cluster = cluster
         self.root = root
         self.roots = Roots(storm=(), kafka=(root,))  # what its reads decode under: its own root only
@@ -136,8 +135,6 @@ class KafkaCluster:
         """One walk of the root's Kafka subtrees, sorted into a ``KafkaState`` (taken once)."""
         self.require()
         if self._state is None:
-            from ..collect import KafkaStateBuilder
-
             builder = KafkaStateBuilder(self.root)
             for top in KAFKA_TOP_LEVEL:
                 for path, records in self.cluster.decoded(self._path(top), roots=self.roots):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote_plus
 
 from ..errors import NotFoundError, RootNotFoundError, UsageError
@@ -32,9 +32,7 @@ from ..records import (
 )
 from ..sources.base import RawNode
 from .storm_stats import component_stats, component_streams, executor_figures
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
+from .walk import ClusterReads
 
 # nimbus.task.timeout.secs: after this long without a heartbeat nimbus reassigns a worker's executors
 DEFAULT_STALE_AFTER_SECS = 30.0
@@ -141,7 +139,7 @@ class _TopologyParts:
 class StormCluster:
     """The Storm cluster whose ``storm.zookeeper.root`` is ``root``, on a ``Cluster``'s source."""
 
-    def __init__(self, cluster: Cluster, root: str) -> None:
+    def __init__(self, cluster: ClusterReads, root: str) -> None:
         self.cluster = cluster
         self.root = root
         self.roots = Roots(storm=(root,), kafka=())  # what its reads decode under: its own root only

@@ -1,8 +1,10 @@
-"""The library API: walk a session and turn what it reads into records.
+"""How the model reads: one znode's bytes to records (``decode_node``, ``decode_one``), and the decoded walks
+every read goes through (``decoded_walk``; ``discovering_walk`` where listings are not cheap).
 
-``walk`` is the one place where bytes meet decoders: the walker yields raw nodes off kazoo's I/O
-thread, and this module sniffs, decodes and summarises them in the caller's thread, so decoding
-overlaps with the reads still in flight.
+The walker yields raw nodes off the source's I/O thread; this module decodes them in the caller's
+thread, so decoding overlaps with the reads still in flight, and hands Java-serialized payloads to a
+helper process when the cluster has one (``decode_helper``). ``ClusterReads`` is what the Storm and
+Kafka views ask of the cluster they read through.
 """
 
 from __future__ import annotations
@@ -10,16 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
-from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
-from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
-from .decode.registry import REGISTRY, DecodeContext, Decoder, Registry
-from .decode.sniff import detect_encoding
-from .errors import DecodeError, FailureType
-from .health import KafkaState
-from .helper import DecodeHelper, in_walk_order
-from .layout import (
+from ..decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
+from ..decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
+from ..decode.registry import REGISTRY, DecodeContext, Decoder, Registry
+from ..decode.sniff import detect_encoding
+from ..errors import DecodeError, FailureType
+from ..layout import (
     DEFAULT_ROOTS,
     KAFKA,
     ROOT_SEARCH_DEPTH,
@@ -27,29 +27,17 @@ from .layout import (
     Roots,
     join,
     merged,
-    relative_to,
     root_kinds,
 )
-from .records import (
+from ..records import (
     DecodeFailure,
     DecodeWarning,
-    KafkaBroker,
-    KafkaConfig,
-    KafkaController,
-    KafkaControllerEpoch,
-    KafkaIsrChange,
-    KafkaLogDirEvent,
-    KafkaMigration,
-    KafkaPartitionState,
-    KafkaReassignment,
-    KafkaReplicaAssignment,
-    KafkaTopic,
-    KafkaTopicDeletion,
     Unreadable,
     Znode,
 )
-from .redact import exception_text
-from .sources.base import Denied, RawNode, Source, WalkStats
+from ..redact import exception_text
+from ..sources.base import Denied, RawNode, Source, WalkStats
+from .decode_helper import DecodeHelper, in_walk_order
 
 log = logging.getLogger(__name__)
 _BUILTIN_DECODERS = len(REGISTRY)  # the decoders zkstorm registers when imported, as in the helper process
@@ -219,7 +207,7 @@ def _decoded_in_order(
     helper: DecodeHelper | None,
 ) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
     """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
-    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``zkstorm.helper``), which
+    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``zkstorm.model.decode_helper``), which
     decodes with zkstorm's own decoders only: not for another registry, nor once decoders were added."""
 
     def decode(item: RawNode | Denied) -> tuple[Znode | None, list[Any]]:
@@ -286,65 +274,31 @@ def discovering_walk(
         yield item.path, znode, records
 
 
-def walk(
-    session: Source,
-    path: str = "/",
-    *,
-    depth: int | None = None,
-    roots: Roots = DEFAULT_ROOTS,
-    registry: Registry = REGISTRY,
-    show_secrets: bool = False,
-    stats: WalkStats | None = None,
-) -> Iterator[Any]:
-    """Every znode under ``path`` as a ``Znode`` followed by its decoded records (or a failure record)."""
-    for _, znode, records in decoded_walk(
-        session, path, roots=roots, registry=registry, show_secrets=show_secrets, depth=depth, stats=stats
-    ):
-        if znode is not None:
-            yield znode
-        yield from records
+class ClusterReads(Protocol):
+    """What a Storm or Kafka view reads through: the ``Cluster``'s reads, which decode under the roots a
+    view passes and keep what could not be decoded in the cluster's ``problems``. The views depend on
+    this, not on ``Cluster``, so the cluster can build its views without the two importing each other."""
 
+    source: Source
 
-# --- Kafka --------------------------------------------------------------------------------------------
+    def now(self) -> float:
+        """The time the data is as of."""
+        ...
 
+    def decoded(
+        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """(path, records) of every znode under ``path``; nothing when it is absent."""
+        ...
 
-class KafkaStateBuilder:
-    """Sorts the records of one Kafka root into a ``KafkaState``, znode by znode, as a walk yields them."""
+    def records(
+        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+    ) -> Iterator[Any]:
+        """Every decoded record (and failure record) under ``path``; nothing when it is absent."""
+        ...
 
-    def __init__(self, root: str, *, keep_other: bool = True) -> None:
-        self.root = root
-        self.keep_other = keep_other  # the views want ACLs, consumers…; a snapshot streams those instead
-        self.state = state = KafkaState(root=root)
-        self._sinks: dict[type, Any] = {
-            KafkaBroker: state.brokers.append,
-            KafkaReplicaAssignment: state.assignments.append,
-            KafkaPartitionState: lambda r: state.states.__setitem__((r.topic, r.partition), r),
-            KafkaConfig: state.configs.append,
-            KafkaTopicDeletion: lambda r: state.deletions.__setitem__(r.topic, r),
-            KafkaReassignment: state.reassignments.append,
-            KafkaLogDirEvent: state.log_dir_events.append,
-            KafkaIsrChange: state.isr_changes.append,
-            KafkaTopic: state.topics.append,
-        }
+    def children(self, path: str) -> list[str]:
+        """Child names of ``path``; none when it is absent or may not be listed."""
+        ...
 
-    def add(self, path: str, records: list[Any]) -> None:
-        state = self.state
-        parts = (relative_to(path, self.root) or "").split("/")
-        if len(parts) == 3 and parts[:2] == ["brokers", "ids"] and parts[2].lstrip("-").isdigit():
-            state.registered.add(int(parts[2]))  # a live session, decodable or not
-        for record in records:
-            kind = type(record)
-            if kind in self._sinks:
-                self._sinks[kind](record)
-            elif kind is KafkaController:
-                state.controller = record
-            elif kind is KafkaControllerEpoch:
-                state.controller_epoch = record
-            elif kind is KafkaMigration:
-                state.migration = record
-            elif kind in (DecodeFailure, DecodeWarning, Unreadable):
-                state.problems.append(record)
-                if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
-                    state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
-            elif self.keep_other:
-                state.other.append(record)
+    def exists(self, path: str) -> bool: ...

@@ -1,59 +1,25 @@
-"""Findings derived from records against a point in time: nothing here reads ZooKeeper."""
+"""Kafka's health rules: partition health as ``kafka-topics.sh --describe`` judges it, and the explained
+findings, on a ``KafkaState`` against a point in time; nothing here reads ZooKeeper."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import FailureType
-from .layout import join
-from .records import (
-    KafkaBroker,
-    KafkaConfig,
-    KafkaController,
-    KafkaControllerEpoch,
+from ..errors import FailureType
+from ..layout import join
+from ..records import (
     KafkaFinding,
     KafkaFindingSummary,
-    KafkaIsrChange,
-    KafkaLogDirEvent,
-    KafkaMigration,
     KafkaPartition,
-    KafkaPartitionState,
-    KafkaReassignment,
-    KafkaReplicaAssignment,
-    KafkaTopic,
-    KafkaTopicDeletion,
 )
+from .kafka_state import KafkaState
 
-# --- Kafka (kafka.md §3.5; the rules of kafka-topics.sh --describe, from ZooKeeper alone) ---------------
+# --- the rules of kafka-topics.sh --describe (TopicCommand.scala's PartitionDescription), from ZooKeeper alone
 
 ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible in ZooKeeper
 RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
-
-
-@dataclass
-class KafkaState:
-    """Everything one walk of a Kafka root produced, sorted by kind, for the health rules."""
-
-    root: str
-    brokers: list[KafkaBroker] = field(default_factory=list)
-    registered: set[int] = field(default_factory=set)  # children of brokers/ids, decodable or not
-    assignments: list[KafkaReplicaAssignment] = field(default_factory=list)
-    states: dict[tuple[str, int], KafkaPartitionState] = field(default_factory=dict)
-    unreadable_states: dict[tuple[str, int], str] = field(default_factory=dict)
-    configs: list[KafkaConfig] = field(default_factory=list)
-    deletions: dict[str, KafkaTopicDeletion] = field(default_factory=dict)
-    controller: KafkaController | None = None
-    controller_epoch: KafkaControllerEpoch | None = None
-    migration: KafkaMigration | None = None
-    reassignments: list[KafkaReassignment] = field(default_factory=list)
-    log_dir_events: list[KafkaLogDirEvent] = field(default_factory=list)
-    isr_changes: list[KafkaIsrChange] = field(default_factory=list)
-    topics: list[KafkaTopic] = field(default_factory=list)
-    other: list[Any] = field(default_factory=list)
-    problems: list[Any] = field(default_factory=list)
 
 
 def min_isr_resolver(state: KafkaState, stated_default: int | None) -> Any:
