@@ -23,13 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from benchlib import write_result
 
-FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=timezone.utc)
+FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=UTC)
 GONE_NIGHTS = range(180, 183)  # the last broker is not registered on these nights
 CLUSTER = "bench"  # every row's cluster and the manifest's, as zkstorm snapshot writes them
 

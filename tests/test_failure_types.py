@@ -5,7 +5,7 @@ new ones."""
 from __future__ import annotations
 
 import ast
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,7 @@ def test_the_readme_explains_every_failure_type() -> None:
 
 def test_an_old_spelling_reads_back_with_the_new_one(tmp_path: Path) -> None:
     def write(snapshot_id: str, failure_type: str, day: int) -> None:
-        at = datetime(2026, 1, day, tzinfo=timezone.utc)
+        at = datetime(2026, 1, day, tzinfo=UTC)
         with Snapshot(str(tmp_path), snapshot_id=snapshot_id, cluster="c", snapshot_time=at) as snap:
             snap.add(
                 DecodeFailure(

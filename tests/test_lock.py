@@ -7,7 +7,7 @@ import json
 import os
 import socket
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -108,7 +108,7 @@ def test_a_run_leaves_in_place_a_lock_another_run_took_over(tmp_path: Path) -> N
     """Past the bound another host takes the lock over; the run it took it from, ending, must not remove
     the new holder's lock."""
     out = tmp_path / "out"
-    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 3, 1, tzinfo=UTC)
     other = json.dumps({"pid": 7, "host": "zk-batch-02", "since": time.time()})
     with Snapshot(str(out), snapshot_id="s", cluster="c", snapshot_time=at) as snap:
         (out / "_lock").write_text(other)

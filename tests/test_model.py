@@ -4,7 +4,7 @@ both come from the same model (``zkstorm.model``), not from two assemblies of th
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ def comparable(row: dict[str, Any], record_type: type) -> str:
     for column in columns(record_type):
         value = row[column.name]
         if isinstance(value, datetime):
-            value = value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+            value = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
         out[column.name] = value
     return json.dumps(out, sort_keys=True)
 

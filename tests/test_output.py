@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ _VALUES: dict[str, Any] = {
     "int": 42,
     "float": 1.5,
     "bool": True,
-    "datetime": datetime(2025, 7, 8, 12, 0, tzinfo=timezone.utc),
+    "datetime": datetime(2025, 7, 8, 12, 0, tzinfo=UTC),
 }
 
 

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +154,7 @@ def test_no_secret_in_any_file(storm_and_kafka: Chroot, tmp_path: Path) -> None:
 
 def test_schema_round_trip_of_every_record_type(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    at = datetime(2025, 7, 8, 12, 0, tzinfo=timezone.utc)
+    at = datetime(2025, 7, 8, 12, 0, tzinfo=UTC)
     with Snapshot(str(out), snapshot_id="rt", cluster="c", snapshot_time=at) as snap:
         for record in SAMPLES.values():
             snap.add(record)

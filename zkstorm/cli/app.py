@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any, NoReturn
 
 import click
@@ -498,7 +499,7 @@ def parse_duration(text: str) -> float:
 
 def parse_since(text: str, now: float) -> float:
     """A duration back from now (``2h``) or an ISO-8601 time (UTC unless it says otherwise) → epoch secs."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         return now - parse_duration(text)
@@ -509,7 +510,7 @@ def parse_since(text: str, now: float) -> float:
     except ValueError:
         raise click.BadParameter(f"{text!r} is neither a duration (2h) nor an ISO time (2025-07-08T10:00Z)") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 

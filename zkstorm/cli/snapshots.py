@@ -4,6 +4,7 @@ snapshots) and ``zkstorm diff``: options, one library call, one emit."""
 from __future__ import annotations
 
 import time
+from datetime import UTC
 from typing import Any
 
 import click
@@ -13,13 +14,13 @@ from .app import Settings, cli, finish, format_option, parse_duration, start_pro
 
 
 def _utc_time(value: str) -> Any:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         raise click.BadParameter(f"{value!r} is not an ISO time (2026-11-21T02:30:00Z)") from None
-    return parsed.replace(tzinfo=parsed.tzinfo or timezone.utc).astimezone(timezone.utc)
+    return parsed.replace(tzinfo=parsed.tzinfo or UTC).astimezone(UTC)
 
 
 @cli.command()
@@ -64,14 +65,14 @@ def snapshot(
     one dataset per record type, partitioned by snapshot_date. Secrets stay redacted; --show-secrets does
     not apply here. Cron-ready: atomic per snapshot (its manifest commits it), locked, idempotent per
     snapshot id; a failed or stopped run leaves the committed snapshot as it was."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from ..export.parquet import prune, take_snapshot
 
     if settings.show_secrets:
         click.echo("zkstorm: note: --show-secrets does not apply to snapshots; secrets stay redacted", err=True)
         settings.show_secrets = False
-    at = _utc_time(snapshot_time) if snapshot_time else datetime.now(timezone.utc)
+    at = _utc_time(snapshot_time) if snapshot_time else datetime.now(UTC)
     lock_stale_after_secs = parse_duration(lock_stale_after)
     started = time.monotonic()
     with settings.cluster(verify_digest=True) as cluster:

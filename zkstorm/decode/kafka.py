@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import pairwise
 from typing import Any
 
@@ -258,7 +258,7 @@ def _ms(value: int | None) -> datetime | None:
     if value is None:
         return None
     try:
-        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+        return datetime.fromtimestamp(value / 1000, tz=UTC)
     except (OverflowError, OSError, ValueError):
         raise DecodeError(f"timestamp {value} ms is out of range", failure_type=FailureType.WRONG_TYPE) from None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -69,7 +69,7 @@ def _legacy(data: bytes | None, context: DecodeContext) -> Any | None:
 def utc(secs: int | float) -> datetime:
     """Epoch seconds as a UTC datetime; a value no clock could hold is a decode failure, not a crash."""
     try:
-        return datetime.fromtimestamp(secs, tz=timezone.utc)
+        return datetime.fromtimestamp(secs, tz=UTC)
     except (OverflowError, OSError, ValueError):
         raise DecodeError(f"time {secs} is out of range", failure_type=FailureType.VALUE_OUT_OF_RANGE) from None
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 from ..errors import DamagedManifestError
@@ -106,4 +106,4 @@ def _inside_out(path: str, file: str) -> str:
 
 def _time(value: str) -> datetime:
     moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)

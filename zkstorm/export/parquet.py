@@ -32,7 +32,7 @@ import re
 import secrets
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from operator import attrgetter
 from typing import Any
 
@@ -159,7 +159,7 @@ class Snapshot:
         self.out = out
         self.snapshot_id = snapshot_id
         self.cluster = cluster
-        self.snapshot_time = snapshot_time.astimezone(timezone.utc)
+        self.snapshot_time = snapshot_time.astimezone(UTC)
         self.batch_rows = batch_rows
         self.lock_stale_after_secs = lock_stale_after_secs
         self.run_token = secrets.token_hex(4)
@@ -389,10 +389,10 @@ def take_snapshot(
     nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
     default name unless given). Progress is ``cluster.stats.znodes``, for whoever polls it.
     ``lock_stale_after_secs``: when another host's lock is taken over (``zkstorm.export.lock``)."""
-    at = at or datetime.now(timezone.utc)
+    at = at or datetime.now(UTC)
     name = name or cluster.default_name()
     snapshot_id = snapshot_id or default_snapshot_id(name, at)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     zxid_min: int | None = None  # the range of the znodes' last changes, kept as two numbers
     zxid_max: int | None = None
     failures = unreadable = 0
@@ -423,8 +423,8 @@ def take_snapshot(
                     "kafka_roots": list(cluster.roots.kafka),
                 },
                 "started": _iso(started),
-                "finished": _iso(datetime.now(timezone.utc)),
-                "data_as_of": _iso(datetime.fromtimestamp(cluster.now(), timezone.utc)),
+                "finished": _iso(datetime.now(UTC)),
+                "data_as_of": _iso(datetime.fromtimestamp(cluster.now(), UTC)),
                 "zxid_min": zxid_min,
                 "zxid_max": zxid_max,
                 "znodes": cluster.stats.znodes,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 from zkstorm.jobs import incidents as incident_rules
@@ -180,7 +180,7 @@ def run_history(
                     result.incidents,
                     title=f"ZooKeeper metadata history: {', '.join(result.clusters)}",
                     subtitle=f"{result.snapshots} snapshots, {_day(result.first)} to {_day(result.last)}, "
-                    f"made by zkstorm history on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+                    f"made by zkstorm history on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
                 )
             )
     return result
@@ -266,7 +266,7 @@ def _plan_for(spark: Any, rows: int) -> bool:
 def _run_id() -> str:
     import uuid
 
-    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 SHOWN_INCIDENTS = 15

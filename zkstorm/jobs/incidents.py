@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import astuple, dataclass, fields
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from .metrics import History, presence_grid, signature_column
@@ -55,9 +55,9 @@ def _F() -> Any:
 def _utc(value: Any) -> datetime:
     """PySpark hands timestamps back as naive local time; dates become the day's midnight UTC."""
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     if isinstance(value, date):
-        return datetime.combine(value, time(0), timezone.utc)
+        return datetime.combine(value, time(0), UTC)
     raise TypeError(f"not a time: {value!r}")
 
 

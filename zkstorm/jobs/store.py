@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import ZkstormError
@@ -35,7 +35,7 @@ class Run:
 
 
 def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value).astimezone(timezone.utc)
+    return datetime.fromisoformat(value).astimezone(UTC)
 
 
 class HistoryStore:
@@ -111,7 +111,7 @@ class HistoryStore:
             "run": run_id,
             "version": VERSION,
             "snapshots": [
-                {"cluster": c, "snapshot_id": i, "snapshot_time": t.astimezone(timezone.utc).isoformat()}
+                {"cluster": c, "snapshot_id": i, "snapshot_time": t.astimezone(UTC).isoformat()}
                 for c, i, t in snapshots
             ],
             "facts": sorted(facts),

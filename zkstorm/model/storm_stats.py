@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from ..records import (
@@ -223,7 +223,7 @@ def component_stats(
         ]
         tasks = sum(end - start + 1 for start, end in (f.executor for f in mine))
         last = last_errors.get(component)
-        last_error_at = datetime.fromtimestamp(last.time_secs, timezone.utc) if last else None
+        last_error_at = datetime.fromtimestamp(last.time_secs, UTC) if last else None
         for window in windows:
             total = Figures()
             for f in mine:
