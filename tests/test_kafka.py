@@ -740,6 +740,21 @@ def test_a_broker_registration_without_jmx_port_is_one_kafka_refuses() -> None:
     assert _of(records, KafkaBroker)[0].decode_status == "wrong_type"
 
 
+@pytest.mark.parametrize(("path", "kind"), [("/brokers/ids/1", KafkaBroker), ("/controller", None)])
+def test_a_timestamp_no_clock_can_hold_is_out_of_range_as_in_storm(path: str, kind: type | None) -> None:
+    """A registration or controller timestamp of the right type but beyond any clock is the same failure
+    as a Storm time beyond any clock (``value_out_of_range``), not a type error."""
+    payload = (
+        '{"version":4,"endpoints":["PLAINTEXT://h:9092"],"jmx_port":-1,"timestamp":"99999999999999999"}'
+        if kind is KafkaBroker
+        else '{"version":1,"brokerid":1,"timestamp":"99999999999999999"}'
+    )
+    records = _kafka(path, payload)
+    assert _of(records, DecodeFailure)[0].failure_type == "value_out_of_range"
+    if kind is not None:
+        assert _of(records, kind)[0].decode_status == "value_out_of_range"
+
+
 # TopicPartitionStateZNode.encode writes leader_recovery_state only when it is not RECOVERED (0)
 _RECOVERING_STATE = '{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":2,"isr":[1],"leader_recovery_state":1}'
 

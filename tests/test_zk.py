@@ -16,9 +16,9 @@ from kazoo.security import make_digest_acl
 
 from tests.conftest import SASL_PASSWORD, SASL_USER, Chroot, HugeReplyServer, load_cluster
 from tests.fixtures import SERVER_NODES, all_clusters, manifest
-from zkstorm.errors import NotFoundError, ReplyTooLargeError, RootNotFoundError, ZookeeperError
+from zkstorm.errors import NotFoundError, ReadOnlyViolation, ReplyTooLargeError, RootNotFoundError, ZookeeperError
 from zkstorm.sandbox.server import four_letter_word
-from zkstorm.sources.live import Credentials, Denied, RawNode, ReadOnlySession, ReadOnlyViolation, WalkStats, ZkTarget
+from zkstorm.sources.live import Credentials, Denied, RawNode, ReadOnlySession, WalkStats, ZkTarget
 
 
 def _walk(zk: str, path: str = "/", **kwargs: object) -> tuple[list[RawNode | Denied], WalkStats]:

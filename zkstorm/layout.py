@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 
+from .defaults import KAFKA_ROOT, STORM_ROOT
+
 STORM = "storm"
 KAFKA = "kafka"
 
@@ -50,8 +52,8 @@ def matches(pattern: tuple[str, ...], segments: list[str]) -> bool:
 class Roots:
     """The Storm and Kafka roots to interpret paths under."""
 
-    storm: tuple[str, ...] = ("/storm",)
-    kafka: tuple[str, ...] = ("/",)
+    storm: tuple[str, ...] = (STORM_ROOT,)
+    kafka: tuple[str, ...] = (KAFKA_ROOT,)
 
     def locate(self, path: str) -> list[tuple[str, str, str]]:
         """Every (system, root, relative path) that ``path`` falls under, most specific root first."""

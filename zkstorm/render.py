@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .records import Znode
 from .schema import columns, to_jsonable
+from .units import duration_text, plural
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
@@ -328,20 +329,6 @@ def hexdump(data: bytes, limit: int = 4096) -> str:
     return "\n".join(lines)
 
 
-def age(seconds: float | None) -> str:
-    """A short human age: ``45s``, ``12m``, ``3h05m``, ``2d04h``."""
-    if seconds is None:
-        return ""
-    seconds = max(0, int(seconds))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
-
-
 def errors_table(
     errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None, width: int = 120
 ) -> Table:
@@ -355,7 +342,7 @@ def errors_table(
     widths = {
         "component": max((len(c) for c in components), default=9),
         "time (UTC)": 19,
-        "age": max((len(age(now_secs - e.time_secs)) for e in errors), default=3),
+        "age": max((len(duration_text(now_secs - e.time_secs)) for e in errors), default=3),
         "worker": min(max((len(w) for w in workers), default=6), 40),
     }
     widths = {name: max(w, len(name)) for name, w in widths.items()}
@@ -374,7 +361,7 @@ def errors_table(
         table.add_row(
             _plain(component),
             f"{e.error_at:%Y-%m-%d %H:%M:%S}",
-            age(now_secs - e.time_secs),
+            duration_text(now_secs - e.time_secs),
             _plain(worker),
             # Tabs expanded here: rich measures a tab as one cell but draws it as eight, so a trace's
             # "\tat …" frames would be folded even where the terminal has room for them.
@@ -396,7 +383,9 @@ def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, 
     rows = []
     for row in summary:
         brokers = (
-            [f"broker{'s' if len(row.brokers) > 1 else ''} {','.join(map(str, row.brokers))}"] if row.brokers else []
+            [f"{plural(len(row.brokers), 'broker', counted=False)} {','.join(map(str, row.brokers))}"]
+            if row.brokers
+            else []
         )
         rows.append((row, [*row.topics, *brokers]))
     if width is not None and width < 100:

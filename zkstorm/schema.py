@@ -14,6 +14,8 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
+from .units import iso_utc
+
 _SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool", datetime: "datetime"}
 
 
@@ -59,7 +61,7 @@ def kind_name(record_type: type) -> str:
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
+        return iso_utc(value)
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
     return value

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import click
 
+from ..units import plural
 from .app import (
     PROMETHEUS_FORMATS,
     VIEW_FORMATS,
@@ -60,7 +61,7 @@ def errors(
         from ..render import errors_table
         from .app import stdout_console
 
-        title = f"{topology_id}: {len(rows)} stored error{'s' if len(rows) != 1 else ''}"
+        title = f"{topology_id}: {plural(len(rows), 'stored error')}"
         console = stdout_console()
         console.print(errors_table(rows, now, full=full, title=title, width=console.width))
         finish(settings)

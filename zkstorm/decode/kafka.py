@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
@@ -47,10 +47,10 @@ from ..records import (
     KafkaTopic,
     KafkaTopicDeletion,
 )
+from ..redact import REDACTED
 from . import sniff
-from .registry import REGISTRY, DecodeContext
+from .registry import REGISTRY, DecodeContext, utc
 
-REDACTED = "<redacted>"
 _BOM = b"\xef\xbb\xbf"
 _ENDPOINT = re.compile(
     r"^(?P<listener>[A-Za-z0-9_.-]+)://(?:\[(?P<v6>[0-9A-Fa-f:.%]+)\]|(?P<host>[^:\[\]]*)):(?P<port>-?\d+)$"
@@ -255,16 +255,8 @@ def _version_warning(fields: Fields, version: int | None, newest: int, what: str
 
 
 def _ms(value: int | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return datetime.fromtimestamp(value / 1000, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        raise DecodeError(f"timestamp {value} ms is out of range", failure_type=FailureType.WRONG_TYPE) from None
-
-
-def _segments(context: DecodeContext) -> list[str]:
-    return context.relative.split("/")
+    """Kafka's epoch milliseconds as a UTC datetime (``registry.utc``: out of range is ``value_out_of_range``)."""
+    return None if value is None else utc(value / 1000)
 
 
 def _sequence(name: str) -> int:
@@ -305,7 +297,7 @@ def parse_endpoint(text: str) -> tuple[str, str, int]:
 
 @_payload("kafka_broker")
 def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
-    broker_id_text = _segments(context)[-1]
+    broker_id_text = context.segments[-1]
     obj = _object(parsed, "a broker registration")
     f = Fields(obj)
     version = f.integer("version")
@@ -405,7 +397,7 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
 
 @_payload("kafka_topic")
 def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
-    topic = _segments(context)[-1]
+    topic = context.segments[-1]
     f = Fields(_object(parsed, "a topic znode"))
     version = f.integer("version", required=False)  # TopicZNode.decode does not read it: optional
     partitions = _partition_map(f, "partitions", True)
@@ -475,7 +467,7 @@ _STATE_KEYS = frozenset({*_STATE_FIELDS, "isr"})
 
 @_payload("kafka_partition_state")
 def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     topic, partition = segments[-4], segments[-2]
     obj = parsed.value
     if (
@@ -673,7 +665,7 @@ def _redact(key: str, value: str) -> str:
 
 @_payload("kafka_config")
 def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     if len(segments) >= 5 and segments[-4] == "users" and segments[-2] == "clients":
         entity_type, entity_name = "users/clients", f"{segments[-3]}/clients/{segments[-1]}"
     else:
@@ -718,7 +710,7 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
 
 
 def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any]:
-    node = _segments(context)[-1]
+    node = context.segments[-1]
     if not data:
         return _warnings(context, "kafka_config_change", None, [("empty_data", "no data where a payload belongs")])
     parsed = load_json(data)
@@ -796,7 +788,7 @@ def _acl_entry(entry: dict[str, Any], where: str, f: Fields) -> tuple[list[str],
 def _acl_decoder(pattern_type: str) -> Decoder:
     @_payload("kafka_acl")
     def decode_acl(context: DecodeContext, parsed: Json) -> list[Any]:
-        segments = _segments(context)
+        segments = context.segments
         resource_type, resource_name = segments[-2], segments[-1]
         f = Fields(_object(parsed, "an ACL znode"))
         version = f.integer("version")
@@ -847,7 +839,7 @@ def _acl_decoder(pattern_type: str) -> Decoder:
 
 
 def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> list[Any]:
-    node = _segments(context)[-1]
+    node = context.segments[-1]
     try:
         text = (data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -871,7 +863,7 @@ def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> lis
 
 @_payload("kafka_acl_change")
 def decode_acl_change_extended(context: DecodeContext, parsed: Json) -> list[Any]:
-    node = _segments(context)[-1]
+    node = context.segments[-1]
     f = Fields(_object(parsed, "an ACL change"))
     f.integer("version")
     change = KafkaAclChange(
@@ -927,12 +919,12 @@ def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]
 
 def decode_topic_deletion(context: DecodeContext, data: bytes | None) -> list[Any]:
     marked = context.stat.ctime if context.stat is not None else None
-    return [KafkaTopicDeletion(root=context.root, topic=_segments(context)[-1], marked_ms=marked)]
+    return [KafkaTopicDeletion(root=context.root, topic=context.segments[-1], marked_ms=marked)]
 
 
 @_payload("kafka_isr_change")
 def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
-    node = _segments(context)[-1]
+    node = context.segments[-1]
     f = Fields(_object(parsed, "an ISR change notification"))
     f.integer("version")
     rows = [
@@ -949,7 +941,7 @@ def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
     f.integer("version")
     event = KafkaLogDirEvent(
         root=context.root,
-        node=_segments(context)[-1],
+        node=context.segments[-1],
         broker_id=f.integer("broker") or -1,
         event=f.integer("event") or 0,
     )
@@ -962,7 +954,7 @@ def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_consumer_member")
 def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     f = Fields(_object(parsed, "a consumer registration"))
     version = f.integer("version", required=False)
     subscription = f.obj_field("subscription")
@@ -982,7 +974,7 @@ def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
 
 
 def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     try:
         owner = (data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -1002,7 +994,7 @@ def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[An
 
 
 def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     offset, warnings = _bare_number(context, data, "kafka_consumer_offset")
     if offset is None:
         return warnings
@@ -1094,7 +1086,7 @@ def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(_object(parsed, "a delegation token"))
     token = KafkaDelegationToken(
         root=context.root,
-        token_id=_segments(context)[-1],
+        token_id=context.segments[-1],
         owner=f.string("owner", required=False) or "",
         expiry_ms=f.integer("expiryTimestamp", required=False),
         max_ms=f.integer("maxTimestamp", required=False),
@@ -1224,7 +1216,7 @@ def register(registry: Any = REGISTRY) -> None:
 
 
 def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | None:
-    name = _segments(context)[-1]
+    name = context.segments[-1]
     if not name.lstrip("-").isdigit():
         return None
     return empty_broker(int(name), alive=True, root=context.root, decode_status=status)  # registered: its znode exists
@@ -1256,7 +1248,7 @@ def empty_broker(broker_id: int, *, alive: bool, root: str, decode_status: str =
 def topic_placeholder(context: DecodeContext, status: str) -> KafkaTopic:
     return KafkaTopic(
         root=context.root,
-        topic=_segments(context)[-1],
+        topic=context.segments[-1],
         version=None,
         topic_id=None,
         partition_count=None,

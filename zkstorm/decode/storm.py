@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -33,14 +32,15 @@ from ..records import (
     StormTopology,
     StormWorker,
 )
+from ..redact import REDACTED
+from ..units import duration_text, utc_text
 from . import java, sniff
-from .registry import REGISTRY, DecodeContext
+from .registry import REGISTRY, DecodeContext, utc
 from .storm_schema import ENUMS, REQUIRED, STRUCTS
 from .thrift import ThriftReader, unwrap
 
 READER = ThriftReader(STRUCTS, ENUMS, REQUIRED)
 JAVA_MAGIC = b"\xac\xed\x00\x05"
-REDACTED = "<redacted>"
 DIR_MARKER = b"\x07"
 
 
@@ -66,18 +66,6 @@ def _legacy(data: bytes | None, context: DecodeContext) -> Any | None:
     return None
 
 
-def utc(secs: int | float) -> datetime:
-    """Epoch seconds as a UTC datetime; a value no clock could hold is a decode failure, not a crash."""
-    try:
-        return datetime.fromtimestamp(secs, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        raise DecodeError(f"time {secs} is out of range", failure_type=FailureType.VALUE_OUT_OF_RANGE) from None
-
-
-def _segments(context: DecodeContext) -> list[str]:
-    return context.relative.split("/")
-
-
 def split_slot(name: str) -> tuple[str, int]:
     """``{supervisor-id}-{port}``: supervisor ids contain dashes, so split at the last one."""
     node, _, port = name.rpartition("-")
@@ -94,7 +82,7 @@ def _status_name(value: Any) -> str:
 
 
 def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     legacy = _legacy(data, context)
     if legacy is not None:
         return _legacy_storm_base(topology_id, legacy, context.root)
@@ -196,7 +184,7 @@ def summarize_topology(records: list[Any]) -> str:
 
 
 def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     legacy = _legacy(data, context)
     if legacy is not None:
         return _legacy_assignment(topology_id, legacy, context.root)
@@ -270,7 +258,7 @@ _CPU_KEYS = ("cpu.pcore.percent", "supervisor.cpu.capacity")
 
 
 def decode_supervisor(context: DecodeContext, data: bytes | None) -> list[Any]:
-    supervisor_id = _segments(context)[1]
+    supervisor_id = context.segments[1]
     legacy = _legacy(data, context)
     info = _legacy_supervisor(legacy) if legacy is not None else read_thrift("SupervisorInfo", data, context)
     capacity: dict[str, float] = info.get("resources_map") or {}
@@ -308,15 +296,7 @@ def _legacy_supervisor(info: dict[str, Any]) -> dict[str, Any]:
 
 def summarize_supervisor(records: list[Any]) -> str:
     s = records[0]
-    return f"{s.hostname} {len(s.used_ports)}/{len(s.ports)} slots used, up {_duration(s.uptime_secs)}"
-
-
-def _duration(secs: int | None) -> str:
-    if secs is None:
-        return "?"
-    days, rest = divmod(int(secs), 86400)
-    hours, rest = divmod(rest, 3600)
-    return f"{days}d{hours}h" if days else f"{hours}h{rest // 60}m" if hours else f"{rest // 60}m{rest % 60}s"
+    return f"{s.hostname} {len(s.used_ports)}/{len(s.ports)} slots used, up {duration_text(s.uptime_secs)}"
 
 
 # --- worker heartbeats --------------------------------------------------------------------------------
@@ -326,7 +306,7 @@ _BOLT_METRICS = ("acked", "failed", "process_ms_avg", "executed", "execute_ms_av
 
 
 def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, topology_id, slot = _segments(context)
+    _, topology_id, slot = context.segments
     node, port = split_slot(slot)
     legacy = _legacy(data, context)
     beat: dict[str, Any] | None
@@ -482,11 +462,7 @@ def _legacy_executor_stats(stats: dict[str, Any]) -> dict[str, Any]:
 
 def summarize_heartbeat(records: list[Any]) -> str:
     w = records[0]
-    return f"beat {_when(w.heartbeat_at)}, up {_duration(w.uptime_secs)}, {w.num_executor_stats} executor stats"
-
-
-def _when(moment: datetime) -> str:
-    return moment.isoformat(sep=" ")[:19] + "Z"  # isoformat is several times cheaper than strftime
+    return f"beat {utc_text(w.heartbeat_at)}, up {duration_text(w.uptime_secs)}, {w.num_executor_stats} executor stats"
 
 
 # --- errors -------------------------------------------------------------------------------------------
@@ -527,7 +503,7 @@ def _error_info(data: bytes | None, context: DecodeContext) -> dict[str, Any]:
 
 def decode_error_node(context: DecodeContext, data: bytes | None) -> list[Any]:
     """``errors/{topology}/{component}/e{seq}``."""
-    _, topology_id, encoded, name = _segments(context)
+    _, topology_id, encoded, name = context.segments
     sequence = int(name[1:]) if name[:1] == "e" and name[1:].isdigit() else None
     return [_error(topology_id, unquote_plus(encoded), _error_info(data, context), sequence, False, context.root)]
 
@@ -538,7 +514,7 @@ def decode_error_component(context: DecodeContext, data: bytes | None) -> list[A
     Told apart by the data, not the name, since a component may itself be called ``x-last-error``."""
     if not data or data == DIR_MARKER:
         return []
-    _, topology_id, name = _segments(context)
+    _, topology_id, name = context.segments
     component = name[: -len("-last-error")] if name.endswith("-last-error") else name
     return [_error(topology_id, unquote_plus(component), _error_info(data, context), None, True, context.root)]
 
@@ -546,7 +522,7 @@ def decode_error_component(context: DecodeContext, data: bytes | None) -> list[A
 def summarize_error(records: list[Any]) -> str:
     e = records[0]
     where = f" {e.host}:{e.port}" if e.host else ""
-    return f"{_when(e.error_at)}{where} {e.first_line[:80]}"
+    return f"{utc_text(e.error_at)}{where} {e.first_line[:80]}"
 
 
 # --- nimbus, leadership, blobs ------------------------------------------------------------------------
@@ -556,7 +532,7 @@ def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
     summary = read_thrift("NimbusSummary", data, context)
     return [
         StormNimbus(
-            nimbus_id=_segments(context)[1],
+            nimbus_id=context.segments[1],
             host=summary["host"],
             port=summary["port"],
             tls_port=summary.get("tlsPort"),
@@ -568,7 +544,7 @@ def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_leader_latch(context: DecodeContext, data: bytes | None) -> list[Any]:
-    name = _segments(context)[1]
+    name = context.segments[1]
     _, _, sequence = name.rpartition("-latch-")
     if not sequence.isdigit():
         return []  # not a Curator latch node
@@ -599,7 +575,7 @@ def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, key, name = _segments(context)
+    _, key, name = context.segments
     nimbus_id, _, version = name.rpartition("-")
     if not nimbus_id or not version.isdigit():
         raise DecodeError(f"{name!r} is not {{nimbus-id}}-{{version}}", failure_type=FailureType.BAD_NODE_NAME)
@@ -609,14 +585,14 @@ def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
 def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any]:
     if not data or len(data) != 4:
         raise DecodeError(f"expected a 4-byte int, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
-    return [StormBlobSequence(key=_segments(context)[1], max_sequence=struct.unpack(">i", data)[0], root=context.root)]
+    return [StormBlobSequence(key=context.segments[1], max_sequence=struct.unpack(">i", data)[0], root=context.root)]
 
 
 # --- per-topology settings ----------------------------------------------------------------------------
 
 
 def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     config = read_thrift("LogConfig", data, context)
     levels = [
         StormLogLevel(
@@ -645,7 +621,7 @@ def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     request = read_thrift("ProfileRequest", data, context)
     ports = request["nodeInfo"]["port"]
     return [
@@ -661,7 +637,7 @@ def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[A
 
 
 def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     creds = read_thrift("Credentials", data, context)
     owner = creds.get("topoOwner")
     context.redacted = not context.show_secrets and bool(creds["creds"])
@@ -684,7 +660,7 @@ def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, service, topology_id, version = _segments(context)
+    _, service, topology_id, version = context.segments
     key = read_thrift("PrivateWorkerKey", data, context)
     context.redacted = not context.show_secrets
     return [
@@ -702,7 +678,7 @@ def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, topology_id, slot = _segments(context)
+    _, topology_id, slot = context.segments
     node, port = split_slot(slot)
     if not data or len(data) != 8:
         raise DecodeError(f"expected an 8-byte long, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
@@ -719,7 +695,7 @@ def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]
 
 def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[Any]:
     """The 0.5–0.7 layout: shown as legacy, with the stack-trace text of ``taskerrors`` entries."""
-    segments = _segments(context)
+    segments = context.segments
     layout, topology_id = segments[0], segments[1]
     task = segments[2] if len(segments) > 2 else ""
     detail = ""
@@ -741,7 +717,7 @@ def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[
 
 
 def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     return StormTopology(
         topology_id=topology_id,
         name=name_from_id(topology_id),
@@ -767,7 +743,7 @@ def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
 
 def supervisor_placeholder(context: DecodeContext, status: str) -> StormSupervisor:
     return StormSupervisor(
-        supervisor_id=_segments(context)[1],
+        supervisor_id=context.segments[1],
         hostname=None,
         assignment_id=None,
         time_secs=None,
@@ -787,7 +763,7 @@ def supervisor_placeholder(context: DecodeContext, status: str) -> StormSupervis
 
 
 def worker_placeholder(context: DecodeContext, status: str) -> StormWorker | None:
-    _, topology_id, slot = _segments(context)
+    _, topology_id, slot = context.segments
     try:
         node, port = split_slot(slot)
     except DecodeError:
@@ -806,7 +782,7 @@ def worker_placeholder(context: DecodeContext, status: str) -> StormWorker | Non
 
 
 def nimbus_placeholder(context: DecodeContext, status: str) -> StormNimbus:
-    nimbus_id = _segments(context)[1]
+    nimbus_id = context.segments[1]
     host, _, port = nimbus_id.rpartition(":")
     return StormNimbus(
         nimbus_id=nimbus_id,

@@ -41,10 +41,12 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..defaults import LOCK_STALE_AFTER_SECS
 from ..errors import DamagedManifestError, SnapshotError
 from ..records import DecodeFailure, Unreadable, Znode
 from ..schema import columns, kind_name
-from .lock import DEFAULT_STALE_AFTER_SECS, LOCK, Lock, os_reason
+from ..units import iso_utc
+from .lock import LOCK, Lock, os_reason
 from .manifest import (
     MANIFESTS,
     is_manifest_name,
@@ -153,7 +155,7 @@ class Snapshot:
         cluster: str,
         snapshot_time: datetime,
         batch_rows: int = 4096,
-        lock_stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+        lock_stale_after_secs: float = LOCK_STALE_AFTER_SECS,
     ) -> None:
         self.filesystem, self.base = open_filesystem(out)
         self.out = out
@@ -265,7 +267,7 @@ class Snapshot:
             **manifest,
             "snapshot_id": self.snapshot_id,
             "cluster": self.cluster,
-            "snapshot_time": self.snapshot_time.isoformat().replace("+00:00", "Z"),
+            "snapshot_time": iso_utc(self.snapshot_time),
             "snapshot_date": f"{self.snapshot_time:%Y-%m-%d}",
             "tables": dict(sorted(self.counts().items())),
             "files": self._files(),
@@ -383,7 +385,7 @@ def take_snapshot(
     snapshot_id: str | None = None,
     at: datetime | None = None,
     stale_after_secs: float = 30.0,
-    lock_stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+    lock_stale_after_secs: float = LOCK_STALE_AFTER_SECS,
 ) -> SnapshotRun:
     """One walk of an open ``Cluster`` (``zkstorm.model``) into one committed snapshot under ``out``: the
     nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
@@ -422,9 +424,9 @@ def take_snapshot(
                     "storm_roots": list(cluster.roots.storm),
                     "kafka_roots": list(cluster.roots.kafka),
                 },
-                "started": _iso(started),
-                "finished": _iso(datetime.now(UTC)),
-                "data_as_of": _iso(datetime.fromtimestamp(cluster.now(), UTC)),
+                "started": iso_utc(started),
+                "finished": iso_utc(datetime.now(UTC)),
+                "data_as_of": iso_utc(datetime.fromtimestamp(cluster.now(), UTC)),
                 "zxid_min": zxid_min,
                 "zxid_max": zxid_max,
                 "znodes": cluster.stats.znodes,
@@ -434,10 +436,6 @@ def take_snapshot(
             }
         )
     return SnapshotRun(snapshot_id, manifest, cluster.stats.znodes, failures, unreadable, snap.filesystem, snap.base)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
 
 
 def read_manifest(filesystem: pafs.FileSystem, path: str) -> dict[str, Any] | None:

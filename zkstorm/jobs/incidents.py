@@ -19,6 +19,7 @@ from dataclasses import astuple, dataclass, fields
 from datetime import UTC, date, datetime, time
 from typing import Any
 
+from ..units import plural
 from .metrics import History, presence_grid, signature_column
 
 ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
@@ -124,7 +125,7 @@ def _absences(h: History, present: Any, key: str) -> list[Any]:
 
 
 def _lasting(snapshots: int, ended: datetime | None) -> str:
-    span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
+    span = plural(snapshots, "snapshot")
     return f"missing in {span}, back {_day(ended)}" if ended else f"missing in {span}, still missing"
 
 
@@ -245,7 +246,7 @@ def partitions_offline(h: History) -> list[Incident]:
     for r in found.orderBy("cluster", "root", "started").collect():
         ended = _utc(r["ended"]) if r["ended"] else None
         worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), _pairs(r["ranked"])
-        span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
+        span = plural(snapshots, "snapshot")
         out.append(
             Incident(
                 cluster=r["cluster"],

@@ -7,9 +7,9 @@ from typing import Any
 
 from .cluster import Cluster, ZnodeDetail
 from .kafka import KafkaCluster
-from .storm import AmbiguousTopology, StormCluster
+from .storm import StormCluster
 
-__all__ = ["AmbiguousTopology", "Cluster", "KafkaCluster", "StormCluster", "ZnodeDetail", "connect", "from_files"]
+__all__ = ["Cluster", "KafkaCluster", "StormCluster", "ZnodeDetail", "connect", "from_files"]
 
 
 def connect(

@@ -21,6 +21,7 @@ from functools import cached_property, partial
 from typing import Any
 
 from ..decode.registry import REGISTRY, Registry
+from ..defaults import KAFKA_ROOT, STALE_AFTER_SECS, STORM_ROOT
 from ..errors import NotAllowedError, NotFoundError, RootNotFoundError
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
@@ -40,13 +41,13 @@ from ..records import (
     Unreadable,
     Znode,
 )
+from ..redact import REDACTED
 from ..sources.base import BatchListing, RawNode, Source, WalkStats
 from .decode_helper import DecodeHelper
 from .kafka import KafkaCluster, missing_brokers
 from .kafka_health import kafka_health_records
 from .kafka_state import KafkaStateBuilder
 from .storm import (
-    DEFAULT_STALE_AFTER_SECS,
     StormCluster,
     join_workers,
     leader_of,
@@ -91,7 +92,7 @@ class ZnodeDetail:
             header.insert(len(stat), "record_kind")
             return header, rows
         value = (
-            "<redacted>"
+            REDACTED
             if self.redacted
             else (json.dumps(self.value, ensure_ascii=False) if self.value is not None else None)
         )
@@ -156,8 +157,8 @@ class Cluster:
         self,
         source: Source,
         *,
-        storm_root: str = "/storm",
-        kafka_root: str = "/",
+        storm_root: str = STORM_ROOT,
+        kafka_root: str = KAFKA_ROOT,
         show_secrets: bool = False,
         registry: Registry = REGISTRY,
         decode_helper: bool = False,
@@ -209,10 +210,8 @@ class Cluster:
         return KafkaCluster(self, self.kafka_root)
 
     def storm_at(self, root: str) -> StormCluster:
+        """The Storm view of another root than ``storm_root`` (``get`` joins a record under its own root)."""
         return StormCluster(self, root)
-
-    def kafka_at(self, root: str) -> KafkaCluster:
-        return KafkaCluster(self, root)
 
     def storm_roots(self) -> list[StormRoot]:
         """Every Storm root on the ensemble, with its topology count."""
@@ -401,7 +400,7 @@ class Cluster:
 
     # the nightly snapshot ----------------------------------------------------------------------------
 
-    def snapshot_records(self, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS) -> Iterator[Any]:
+    def snapshot_records(self, *, stale_after_secs: float = STALE_AFTER_SECS) -> Iterator[Any]:
         """Everything a snapshot keeps, from one walk of the whole source: every znode, every decoded
         record (executor stats included; secrets as the cluster shows them), and the joined rows the views
         show: workers with host, age and stale flag, each error once (``merge_last_errors``), nimbuses

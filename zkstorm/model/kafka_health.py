@@ -14,6 +14,7 @@ from ..records import (
     KafkaFindingSummary,
     KafkaPartition,
 )
+from ..units import duration_text, plural
 from .kafka_state import KafkaState
 
 # --- the rules of kafka-topics.sh --describe (TopicCommand.scala's PartitionDescription), from ZooKeeper alone
@@ -180,7 +181,7 @@ def kafka_health_records(
     controller = state.controller
     if state.migration is not None:
         m = state.migration
-        age = _age(now_ms - m.modified_ms) if m.modified_ms else "an unknown time"
+        age = duration_text((now_ms - m.modified_ms) / 1000) if m.modified_ms else "an unknown time"
         if kraft_migrated(state):
             add(
                 "kraft_migration",
@@ -262,7 +263,7 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
         dead = [b for b in p.isr if b not in state.registered]
         why = (
             (
-                f"its last ISR member{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
+                f"its last ISR {plural(len(dead), 'member', counted=False)} {', '.join(map(str, dead))} "
                 f"{'are' if len(dead) > 1 else 'is'} not registered (dead)"
             )
             if dead
@@ -341,7 +342,7 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
         add(
             "unregistered_replicas",
             "warning",
-            f"{where}: replica{'s' if len(unregistered) > 1 else ''} {unregistered} not registered",
+            f"{where}: {plural(len(unregistered), 'replica', counted=False)} {unregistered} not registered",
             p.topic,
             p.partition,
             unregistered[0],
@@ -361,7 +362,7 @@ def _cluster_findings(
             r.partition,
         )
     for topic, marker in sorted(state.deletions.items()):
-        age = _age(now_ms - marker.marked_ms) if marker.marked_ms else "an unknown time"
+        age = duration_text((now_ms - marker.marked_ms) / 1000) if marker.marked_ms else "an unknown time"
         blocked = sorted(blockers.get(topic, ()))
         why = f"; replicas on unregistered brokers {blocked} block it" if blocked else ""
         add("topic_deletion_pending", "warning", f"topic {topic} was marked for deletion {age} ago{why}", topic)
@@ -383,7 +384,7 @@ def _per_broker(
         add(
             "leader_imbalance",
             "info",
-            f"broker {broker} leads {count} partition{'s' if count > 1 else ''} it is not the preferred leader of; "
+            f"broker {broker} leads {plural(count, 'partition')} it is not the preferred leader of; "
             "a preferred replica election would move them back",
             broker_id=broker,
         )
@@ -404,15 +405,6 @@ def _source(source: str) -> str:
         "stated_default": "stated default",
         "assumed_kafka_default": "assumed Kafka default 1; server.properties is not in ZooKeeper",
     }.get(source, source)
-
-
-def _age(ms: int) -> str:
-    seconds = max(ms // 1000, 0)
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
 
 
 # --- the summary a terminal leads with --------------------------------------------------------------------
@@ -450,9 +442,9 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
         top = tuple(f"{t} ({n})" for t, n in topics.most_common(TOP_TOPICS))
         brokers = tuple(sorted({f.broker_id for f in rows if f.broker_id is not None}))
         if finding in MEANING and len(rows) > 1:
-            where = f" in {_plural(len(topics), 'topic')}" if topics else ""
+            where = f" in {plural(len(topics), 'topic')}" if topics else ""
             unit = "partition" if any(f.partition is not None for f in rows) else "broker"
-            explanation = f"{_plural(len(rows), unit)}{where}: {MEANING[finding]}"
+            explanation = f"{plural(len(rows), unit)}{where}: {MEANING[finding]}"
         else:
             explanation = "; ".join(f.detail for f in rows[:TOP_TOPICS]) + (
                 f"; and {len(rows) - TOP_TOPICS} more" if len(rows) > TOP_TOPICS else ""
@@ -469,7 +461,3 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
             )
         )
     return out
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

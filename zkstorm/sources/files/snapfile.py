@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, Protocol, cast
 
 from zlib_ng import zlib_ng
 
-from ...errors import FilesError
+from ...errors import FilesError, JuteError
 from ..base import RawNode, Stat
 from .jute import (
     ACL_KEY_AND_STAT,
@@ -32,7 +32,6 @@ from .jute import (
     MAX_FIELD,
     SNAPSHOT_MAGIC,
     Acl,
-    JuteError,
     client_owner,
     read_acl_list,
     read_long,

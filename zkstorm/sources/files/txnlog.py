@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ...errors import FilesError
+from ...errors import FilesError, JuteError
 from .jute import (
     FILE_HEADER,
     INT,
@@ -21,7 +21,6 @@ from .jute import (
     MAX_FIELD,
     TXN_HEADER,
     Acl,
-    JuteError,
     decode_text,
     read_acl_list,
     read_buffer,
