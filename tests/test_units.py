@@ -43,6 +43,11 @@ def test_durations_are_written_one_way(seconds: float | None, text: str) -> None
     assert duration_text(seconds) == text
 
 
+@pytest.mark.parametrize(("seconds", "text"), [(0, "0m"), (45, "0m"), (3599, "59m"), (3900, "1h"), (93600, "1d")])
+def test_coarse_durations_hold_still_between_reads(seconds: float, text: str) -> None:
+    assert duration_text(seconds, coarse=True) == text
+
+
 @pytest.mark.parametrize(
     "text", ["2025-07-08T10:00:00Z", "2025-07-08T10:00Z", "2025-07-08T12:00:00+02:00", "2025-07-08T10:00:00"]
 )

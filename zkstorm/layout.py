@@ -89,6 +89,10 @@ def _ordered(roots: Roots) -> tuple[dict[str, tuple[_Entry, ...]], tuple[_Entry,
 
 DEFAULT_ROOTS = Roots()
 
+# Storm UI's stats windows ("Show: 10m 0s / 3h 0m 0s / 1d 0h 0m 0s / All time") → the key a worker
+# heartbeat's ExecutorStats keeps each window's counters under (StatsUtil.java)
+STATS_WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}
+
 # Subtrees whose payloads are secret by nature (storm.md §4.7, §4.10; kafka.md §1, §3.10, §3.16).
 # Their raw bytes and undecoded values are never shown without --show-secrets; decoders of these
 # paths redact field by field. They are matched as a path *suffix* under any root: redaction must not

@@ -26,12 +26,20 @@ def parse_duration(text: str) -> float:
         raise ValueError(f"{text!r} is not a duration like 30s, 15m, 2h, 3d") from None
 
 
-def duration_text(seconds: float | None) -> str:
+def duration_text(seconds: float | None, *, coarse: bool = False) -> str:
     """A short duration for people: ``45s`` (under two minutes), ``12m``, ``3h05m``, ``2d04h``, a part that is
-    zero left out (``1h``, ``2d``); negative counts as zero, None as ``?``."""
+    zero left out (``1h``, ``2d``); negative counts as zero, None as ``?``. ``coarse`` gives the largest unit
+    alone and never seconds (``0m``, ``12m``, ``3h``, ``2d``): a figure that holds still between two reads
+    taken moments apart, for a text that is compared (a finding's detail, round by round under
+    ``--watch`` and against the snapshot's)."""
     if seconds is None:
         return "?"
     whole = max(0, int(seconds))
+    if coarse:
+        for size, unit in ((86400, "d"), (3600, "h")):
+            if whole >= size:
+                return f"{whole // size}{unit}"
+        return f"{whole // 60}m"
     if whole < 120:
         return f"{whole}s"
     if whole < 3600:

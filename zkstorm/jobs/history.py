@@ -276,14 +276,44 @@ def _day(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d") if value else "-"
 
 
-def print_summary(result: HistoryResult, console: Any) -> None:
-    """The summary on ``console``: one line per metric, grouped by system, then the newest incidents
-    (drawn by ``zkstorm.render``, as every text that came from ZooKeeper is)."""
+def run(
+    master: str,
+    snapshots: str,
+    *,
+    since: date | None = None,
+    until: date | None = None,
+    out: str | None = None,
+    html: str | None = None,
+    full: bool = False,
+    progress: Progress = NO_PROGRESS,
+) -> HistoryResult:
+    """``run_history`` on a Spark session of ``master`` (the active one under spark-submit), its failures
+    told in one line: PySpark missing, or the Java exception's own message instead of Py4J's trace."""
+    from zkstorm.errors import ZkstormError
+
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ZkstormError("history needs PySpark: pip install 'zkstorm[spark]'") from None
+    from zkstorm.jobs.spark import session, spark_error
+
+    try:
+        return run_history(
+            session(master), snapshots, since=since, until=until, out=out, html=html, full=full, progress=progress
+        )
+    except ZkstormError:
+        raise
+    except Exception as exc:
+        raise ZkstormError(f"the history job failed: {spark_error(exc)}") from None
+
+
+def summary(result: HistoryResult) -> Any:
+    """The run for a terminal: one line per metric, grouped by system, then the newest incidents (drawn by
+    ``zkstorm.render``, as every text that came from ZooKeeper is)."""
     from zkstorm.render import history_summary
 
     if not result.snapshots:
-        console.print("no committed snapshots in that range")
-        return
+        return "no committed snapshots in that range"
     heading = (
         f"{result.snapshots} snapshots of {', '.join(result.clusters)}, "
         f"{_day(result.first)} to {_day(result.last)}; {result.mode} run, read {result.read:,}"
@@ -297,7 +327,12 @@ def print_summary(result: HistoryResult, console: Any) -> None:
         incidents_heading = "no incidents"
     else:
         incidents_heading = f"{len(result.incidents)} incidents" + (f", the newest {len(shown)}:" if more else ":")
-    console.print(history_summary(heading, metrics, [incident_line(i) for i in shown], incidents_heading))
+    return history_summary(heading, metrics, [incident_line(i) for i in shown], incidents_heading)
+
+
+def print_summary(result: HistoryResult, console: Any) -> None:
+    """``summary`` on ``console`` (spark-submit's stderr)."""
+    console.print(summary(result))
 
 
 def _date(value: str) -> date:

@@ -70,6 +70,26 @@ class ZnodeDetail:
     redacted: bool  # a secret subtree's payload, or one its decoder redacted a secret in: hidden
     data: bytes | None  # None when redacted
 
+    def raw_hex(self) -> str | None:
+        """The bytes as hex (``get --raw``), a line saying they are hidden when the znode holds secrets, or
+        None when it has no data."""
+        if not self.znode.data_length:
+            return None
+        return "(hidden: this znode holds secrets; add --show-secrets)" if self.redacted else (self.data or b"").hex()
+
+    def document(self, *, raw: bool = False) -> dict[str, Any]:
+        """The znode as one JSON document (``get -f json``): its stat, its decoded records (each with its
+        ``kind``), its plain value, whether it was hidden, and with ``raw`` its bytes as hex."""
+        from ..schema import kind_name, to_jsonable
+
+        return {
+            "znode": to_jsonable(self.znode),
+            "records": [{"kind": kind_name(type(r)), **to_jsonable(r)} for r in self.records],
+            "value": self.value,
+            "redacted": self.redacted and not self.records,
+            "raw_hex": self.raw_hex() if raw else None,
+        }
+
     def flat(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The znode as flat rows (``get -f csv``): its stat columns, then every decoded record's own
         columns (a name the stat already has is prefixed with the record's kind), one row per decoded
@@ -459,6 +479,12 @@ class Cluster:
         if joins is None:
             joins = storm[root] = _StormJoins(root)
         return joins
+
+    @property
+    def source_problems(self) -> list[str]:
+        """What the source could not read, one line each (a best-effort read of files names the damage it
+        stopped at): for the caller to report beside ``problems``."""
+        return self.source.problems()
 
     def describe_source(self) -> dict[str, Any]:
         """What was read, for a snapshot's manifest: the ensemble, or the files and what they gave."""

@@ -14,7 +14,7 @@ is what made a ``ProcessPoolExecutor`` slower than no helper at all. The walk ne
 keeps the requests the helper has not answered within half of what its stdin holds, so the two cannot
 wait on each other. A helper that cannot start, dies, or answers out of step costs only speed:
 whatever it had not answered is decoded here. ``Cluster(decode_helper=True)`` turns it on (the CLI
-does, unless ``ZKSTORM_DECODE_HELPER=0``); a library caller opts in.
+does, unless ``ZKSTORM_DECODE_HELPER=0``: ``zkstorm.connect(decode_helper=None)``); a library caller opts in.
 """
 
 from __future__ import annotations
@@ -40,11 +40,6 @@ _FRAMING = 256  # a request's bytes besides its payload, path and options (the s
 def costly(data: bytes | None) -> bool:
     """Whether decoding ``data`` is worth a trip to the helper: a Java serialization stream."""
     return data is not None and data[:4] == JAVA_MAGIC
-
-
-def wanted() -> bool:
-    """The CLI's choice: on, unless ``ZKSTORM_DECODE_HELPER`` is ``0``, ``false``, ``no`` or ``off``."""
-    return os.environ.get("ZKSTORM_DECODE_HELPER", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 class DecodeHelper:

@@ -181,7 +181,7 @@ def kafka_health_records(
     controller = state.controller
     if state.migration is not None:
         m = state.migration
-        age = duration_text((now_ms - m.modified_ms) / 1000) if m.modified_ms else "an unknown time"
+        age = duration_text((now_ms - m.modified_ms) / 1000, coarse=True) if m.modified_ms else "an unknown time"
         if kraft_migrated(state):
             add(
                 "kraft_migration",
@@ -362,7 +362,7 @@ def _cluster_findings(
             r.partition,
         )
     for topic, marker in sorted(state.deletions.items()):
-        age = duration_text((now_ms - marker.marked_ms) / 1000) if marker.marked_ms else "an unknown time"
+        age = duration_text((now_ms - marker.marked_ms) / 1000, coarse=True) if marker.marked_ms else "an unknown time"
         blocked = sorted(blockers.get(topic, ()))
         why = f"; replicas on unregistered brokers {blocked} block it" if blocked else ""
         add("topic_deletion_pending", "warning", f"topic {topic} was marked for deletion {age} ago{why}", topic)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from ..layout import STATS_WINDOWS
 from ..records import (
     StormComponent,
     StormComponentStats,
@@ -36,8 +37,7 @@ from ..records import (
 )
 
 CAPACITY_WINDOW = "600"  # StatsUtil.TEN_MIN_IN_SECONDS: capacity always reads the 10-minute window
-WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}  # --window → ExecutorStats key
-ALL_WINDOWS = tuple(WINDOWS.values())
+ALL_WINDOWS = tuple(STATS_WINDOWS.values())
 
 
 def is_system_id(name: str | None) -> bool:

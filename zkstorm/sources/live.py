@@ -759,6 +759,10 @@ class ReadOnlySession:
         """The first ensemble host: what operators call a cluster when they name it by its ZooKeeper."""
         return str(self.target.hosts[0][0])
 
+    def problems(self) -> list[str]:
+        """None: a znode the session may not read is an ``Unreadable`` record, a lost ensemble an error."""
+        return []
+
     def get(self, path: str) -> RawNode:
         data, stat = self._retrying(self._require().get, path)
         return RawNode(path, Stat._make(stat), data)

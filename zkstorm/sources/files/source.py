@@ -576,6 +576,11 @@ class FileSource:
 
         return socket.gethostname()
 
+    def problems(self) -> list[str]:
+        """What a best-effort read left out (a damaged file, txns missing), one line each; none before the
+        files are opened."""
+        return list(self.plan.problems) if self.plan is not None else []
+
     def get(self, path: str) -> RawNode:
         for raw in self.nodes(path, 0):
             return raw
