@@ -550,7 +550,7 @@ def _outcome(read: Any) -> Any:
 
 @pytest.mark.parametrize("data", _json_payloads())
 def test_json_is_read_the_same_by_the_fast_path_and_the_lenient_one(data: bytes) -> None:
-    from zkstorm.decode.kafka import _load_json_leniently, load_json
+    from zkstorm.decode.jackson import _load_json_leniently, load_json
 
     def read(fn: Any) -> Any:
         parsed = fn(data)
@@ -585,7 +585,8 @@ def _state_payloads() -> list[bytes]:
 @pytest.mark.parametrize("data", _state_payloads())
 def test_a_partition_state_reads_the_same_straight_and_field_by_field(data: bytes) -> None:
     """The straight read of the usual partition state gives what the checked field-by-field read gives."""
-    from zkstorm.decode.kafka import _partition_state_fields, decode_partition_state, load_json
+    from zkstorm.decode.jackson import load_json
+    from zkstorm.decode.kafka import _partition_state_fields, decode_partition_state
     from zkstorm.decode.registry import DecodeContext
 
     rel = "brokers/topics/t/partitions/3/state"

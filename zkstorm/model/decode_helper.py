@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from ..decode.storm import JAVA_MAGIC
+from ..decode.storm_payload import JAVA_MAGIC
 from ..sources.base import RawNode
 
 log = logging.getLogger(__name__)
