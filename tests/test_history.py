@@ -705,6 +705,21 @@ def test_the_demo_weeks_report_names_its_staged_incidents(spark: Any, demo_week:
     assert screenshot.stat().st_size > 10_000
 
 
+def test_every_fact_reads_tables_a_snapshot_writes(demo_week: Any) -> None:
+    """A fact names its inputs by record type, resolved through the snapshot writer's own table names: every
+    table a fact reads is one that the nightly snapshot of a real cluster (the demo's) writes. A renamed
+    record fails at import; a table the writer names otherwise fails here, not as a fact that reads nothing."""
+    from zkstorm.jobs.metrics import FACTS
+
+    week, _ = demo_week
+    written: set[str] = set()
+    for path in (week / "_manifests").glob("*.json"):
+        written |= set(json.loads(path.read_text())["tables"])
+    for fact in FACTS:
+        assert fact.reads and all(isinstance(t, type) for t in fact.reads), fact.name
+        assert set(fact.tables) <= written, (fact.name, set(fact.tables) - written)
+
+
 def test_the_readme_shows_the_reports_screenshot() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"]({SCREENSHOT.relative_to(REPO)})" in readme and SCREENSHOT.exists()

@@ -18,9 +18,10 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from zkstorm.jobs import incidents as incident_rules
+from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
-from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Window
+from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.store import HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
@@ -123,7 +124,7 @@ def run_history(
             spark,
             sum(r.rows.get(t, 0) for r in selected.snapshots if r.snapshot_id in reading for t in SNAPSHOT_TABLES),
         )
-        readers = {t: sum(t in fact.reads for fact in FACTS) for t in SNAPSHOT_TABLES}
+        readers = {t: sum(t in fact.tables for fact in FACTS) for t in SNAPSHOT_TABLES}
         tables = _Snapshots(selected, reading, readers)
         seen = store if (store is not None and kept) else _Facts()  # a full rebuild de-duplicates afresh
         snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))

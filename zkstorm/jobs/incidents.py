@@ -20,7 +20,8 @@ from datetime import UTC, date, datetime, time
 from typing import Any
 
 from ..units import plural
-from .metrics import History, presence_grid, signature_column
+from .facts import presence_grid
+from .metrics import History, signature_column
 
 ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
 NAMED = 4  # subjects named in a summary; the rest are counted
@@ -94,7 +95,7 @@ def _ranked(frame: Any, group: list[str], key: str, value: str | None, *, amount
     )
 
 
-def _pairs(ranked: list[Any], prefix: str = "") -> list[tuple[str, int]]:
+def paired_with_previous(ranked: list[Any], prefix: str = "") -> list[tuple[str, int]]:
     return [(f"{prefix}{r['name']}", int(r["n"])) for r in ranked]
 
 
@@ -245,7 +246,7 @@ def partitions_offline(h: History) -> list[Incident]:
     out = []
     for r in found.orderBy("cluster", "root", "started").collect():
         ended = _utc(r["ended"]) if r["ended"] else None
-        worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), _pairs(r["ranked"])
+        worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), paired_with_previous(r["ranked"])
         span = plural(snapshots, "snapshot")
         out.append(
             Incident(
@@ -292,7 +293,7 @@ def _partition_changes(h: History, metric_name: str, value: str, kind: str, leve
         return []
     out = []
     for r in _per_snapshot(metric, "broker_id", "topic", value):
-        brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
+        brokers, topics = paired_with_previous(r["ranked_a"], "broker "), paired_with_previous(r["ranked_b"])
         brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
         broker_names, topic_names = r["names_a"], r["names"]
         out.append(
@@ -389,8 +390,8 @@ def error_bursts(h: History) -> list[Incident]:
     rows = bursts.join(components, group).join(signatures, group).orderBy(*group).collect()
     out = []
     for r in rows:
-        parts = _pairs(r["components"])
-        top_signature, top_count = _pairs(r["signatures"])[0]
+        parts = paired_with_previous(r["components"])
+        top_signature, top_count = paired_with_previous(r["signatures"])[0]
         out.append(
             Incident(
                 cluster=r["cluster"],
