@@ -18,7 +18,7 @@ from tests.test_snapshot import read, snapshot
 from zkstorm.sandbox.encode import storm_gzip
 
 TOPOLOGY = "wordcount-7-1790000000"
-# sorted component ids get task ids 1.. in order, cut into executors larger first (storm.md §5):
+# sorted component ids get task ids 1.. in order, cut into executors larger first (docs/storm-layout.md §5):
 # __acker [1,1]; count [2,2]; sentences [3,3] [4,4]; split [5,6] [7,7] [8,8]
 EXECUTORS = {"1-1": "a", "2-2": "a", "3-3": "a", "5-6": "a", "4-4": "b", "7-7": "b", "8-8": "b"}
 SLOTS = {"a": ("sup-a", 6700, "wkr-a.example.org"), "b": ("sup-b", 6701, "wkr-b.example.org")}

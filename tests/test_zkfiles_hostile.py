@@ -484,7 +484,7 @@ _PEAK_BYTES = 128 << 20  # what a read of these small files may hold at once, fa
 
 def _plain_snapshot_lengths(stream: bytes) -> list[int]:
     """Offsets of every length and count a decompressed snapshot stream holds: the session count, the
-    ACL cache's sizes and strings, each node's path and data lengths (zookeeper-files.md §3)."""
+    ACL cache's sizes and strings, each node's path and data lengths (docs/zookeeper-files.md §3)."""
     found = [16]
     pos = 20 + 12 * _INT.unpack_from(stream, 16)[0]
     found.append(pos)

@@ -93,7 +93,7 @@ DEFAULT_ROOTS = Roots()
 # heartbeat's ExecutorStats keeps each window's counters under (StatsUtil.java)
 STATS_WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}
 
-# Subtrees whose payloads are secret by nature (storm.md §4.7, §4.10; kafka.md §1, §3.10, §3.16).
+# Subtrees whose payloads are secret by nature (docs/storm-layout.md §4, docs/kafka-layout.md §1).
 # Their raw bytes and undecoded values are never shown without --show-secrets; decoders of these
 # paths redact field by field. They are matched as a path *suffix* under any root: redaction must not
 # depend on the operator passing the right --storm-root/--kafka-root (hiding an unrelated node that
@@ -117,7 +117,7 @@ def is_secret_path(path: str) -> bool:
 
 # --- root discovery ------------------------------------------------------------------------------------
 
-# A Storm root holds both of these (storm.md §2); a Kafka chroot holds brokers/ids or brokers/topics.
+# A Storm root holds both of these (docs/storm-layout.md §2); a Kafka chroot holds brokers/ids or brokers/topics.
 STORM_ROOT_MARKERS = frozenset({"storms", "assignments"})
 KAFKA_ROOT_MARKERS = frozenset({"ids", "topics"})
 # Children never searched for another root: ZooKeeper's own, and Storm's and Kafka's known subtrees

@@ -71,7 +71,7 @@ class DecodeFailure:
     encoding: str
 
 
-# --- Storm (storm.md §4–§6; units as named) ----------------------------------------------------------
+# --- Storm (docs/storm-layout.md §4–§5; units as named) ----------------------------------------------------------
 
 
 @dataclass(slots=True, kw_only=True)
@@ -523,7 +523,7 @@ class DecodeWarning:
     detail: str
 
 
-# --- Kafka (kafka.md §3; times in ms since the epoch as Kafka writes them) --------------------------
+# --- Kafka (docs/kafka-layout.md §3; times in ms since the epoch as Kafka writes them) --------------------------
 
 
 @dataclass(slots=True, kw_only=True)
@@ -620,7 +620,8 @@ class KafkaPartitionState:
 @dataclass(slots=True, kw_only=True)
 class KafkaPartition:
     """A partition joined from its assignment and state, with its health as ``kafka-topics --describe``
-    judges it from ZooKeeper alone (kafka.md §3.5). ``health`` is ``unknown`` when the state is unreadable."""
+    judges it from ZooKeeper alone (docs/kafka-layout.md §3.5). ``health`` is ``unknown`` when the state is
+    unreadable."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "topic",

@@ -36,8 +36,8 @@ from .kafka_health import kafka_findings, kafka_partitions, summarize_findings
 from .kafka_state import KafkaState, KafkaStateBuilder
 from .walk import ClusterReads
 
-# Kafka's top-level znodes (kafka.md §2). A Kafka cluster at "/" shares the ensemble with other systems,
-# so a walk of the root visits these and nothing else.
+# Kafka's top-level znodes (ZkData.scala; docs/kafka-layout.md §2). A Kafka cluster at "/" shares the ensemble
+# with other systems, so a walk of the root visits these and nothing else.
 KAFKA_TOP_LEVEL = (
     "brokers",
     "controller",

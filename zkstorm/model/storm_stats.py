@@ -51,7 +51,7 @@ def is_system_id(name: str | None) -> bool:
 def executor_components(
     components: Sequence[StormComponent], executors: Iterable[tuple[int, int]]
 ) -> dict[tuple[int, int], str]:
-    """Executor range → component id, from the StormBase's executors per component alone (storm.md §5):
+    """Executor range → component id, from the StormBase's executors per component alone (docs/storm-layout.md §5):
     task ids are numbered from 1 over the components in sorted id order, each component's tasks cut into
     ``executors`` contiguous ranges, so the assignment's executors sorted by first task fall to the
     components in that order. While a rebalance changes executor counts, the counts that add up to the

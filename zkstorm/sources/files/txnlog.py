@@ -1,4 +1,5 @@
-"""ZooKeeper transaction logs: records, their Adler32 checksums, every txn type (zookeeper-files.md §11–12).
+"""ZooKeeper transaction logs: records, their Adler32 checksums, every txn type (FileTxnLog.java;
+docs/zookeeper-files.md §11–12).
 
 A log is a header and ``(long checksum, int length, payload, 'B')`` records, then zeros up to its
 preallocated size. The end of data is a zero length, a short tail or a record without its ``B`` (a log
