@@ -342,9 +342,8 @@ def _date(value: str) -> date:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point under spark-submit (the session comes from the submit)."""
-    from rich.console import Console
-
     from zkstorm.jobs.spark import session
+    from zkstorm.output import terminal
 
     parser = argparse.ArgumentParser(prog="history.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("snapshots")
@@ -358,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_history(
         spark, args.snapshots, since=args.since, until=args.until, out=args.out, html=args.html, full=args.full
     )
-    print_summary(result, Console(stderr=True))
+    print_summary(result, terminal(sys.stderr))
     return 0
 
 
