@@ -277,19 +277,10 @@ def _day(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d") if value else "-"
 
 
-def run(
-    master: str,
-    snapshots: str,
-    *,
-    since: date | None = None,
-    until: date | None = None,
-    out: str | None = None,
-    html: str | None = None,
-    full: bool = False,
-    progress: Progress = NO_PROGRESS,
-) -> HistoryResult:
-    """``run_history`` on a Spark session of ``master`` (the active one under spark-submit), its failures
-    told in one line: PySpark missing, or the Java exception's own message instead of Py4J's trace."""
+def run(master: str, snapshots: str, **options: Any) -> HistoryResult:
+    """``run_history(session, snapshots, **options)`` on a Spark session of ``master`` (the active one under
+    spark-submit), its failures told in one line: PySpark missing, or the Java exception's own message
+    instead of Py4J's trace."""
     from zkstorm.errors import ZkstormError
 
     try:
@@ -299,9 +290,7 @@ def run(
     from zkstorm.jobs.spark import session, spark_error
 
     try:
-        return run_history(
-            session(master), snapshots, since=since, until=until, out=out, html=html, full=full, progress=progress
-        )
+        return run_history(session(master), snapshots, **options)
     except ZkstormError:
         raise
     except Exception as exc:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property, partial
 from typing import Any
 
@@ -56,7 +56,7 @@ from .storm import (
     worker_hosts,
 )
 from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
-from .walk import decode_node, decode_one, decoded_walk, discovering_walk
+from .walk import decode_node, decode_one, decoded_walk
 
 
 @dataclasses.dataclass
@@ -339,16 +339,14 @@ class Cluster:
     ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
         """The walk behind ``walk`` and the snapshot: decoded under every root on the source. Where a
         listing is cheap the roots are found first (``decode_roots``); over ZooKeeper's files they are
-        found by the walk itself (``discovering_walk``), and appended to ``found``."""
-        walker: Callable[..., Iterator[tuple[str, Znode | None, list[Any]]]] = decoded_walk
+        found by the walk itself (``decoded_walk(discover=True)``), and appended to ``found``."""
         roots = self.roots
-        if self.source.cheap_listings:
+        cheap = self.source.cheap_listings
+        if cheap:
             roots = self.decode_roots
             if found is not None:
                 found.append(roots)
-        else:
-            walker = partial(discovering_walk, found=found)
-        return walker(
+        return decoded_walk(
             self.source,
             path,
             roots=roots,
@@ -358,6 +356,8 @@ class Cluster:
             depth=depth,
             stats=self.stats,
             helper=self.helper,
+            discover=not cheap,
+            found=found,
         )
 
     def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..errors import FailureType
@@ -19,6 +20,21 @@ from .kafka_state import KafkaState
 
 # --- the rules of kafka-topics.sh --describe (TopicCommand.scala's PartitionDescription), from ZooKeeper alone
 
+# What a partition whose state znode cannot be read has none of (its health is "unknown")
+_UNJUDGED: dict[str, Any] = dict.fromkeys(
+    (
+        "leader",
+        "leader_epoch",
+        "controller_epoch",
+        "zk_version",
+        "leader_recovery_state",
+        "offline",
+        "under_replicated",
+        "under_min_isr",
+        "at_min_isr",
+        "preferred_leader",
+    )
+)
 ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible in ZooKeeper
 RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
 
@@ -62,34 +78,6 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         min_isr, source = resolve(a.topic)
         pending = a.topic in state.deletions
         s = state.states.get(key)
-        if s is None and key in state.unreadable_states:
-            yield (
-                KafkaPartition(
-                    root=state.root,
-                    topic=a.topic,
-                    partition=a.partition,
-                    replicas=a.replicas,
-                    adding_replicas=a.adding_replicas,
-                    removing_replicas=a.removing_replicas,
-                    leader=None,
-                    leader_epoch=None,
-                    isr=(),
-                    controller_epoch=None,
-                    zk_version=None,
-                    leader_recovery_state=None,
-                    offline=None,
-                    under_replicated=None,
-                    under_min_isr=None,
-                    at_min_isr=None,
-                    preferred_leader=None,
-                    min_isr=min_isr,
-                    min_isr_source=source,
-                    pending_deletion=pending,
-                    health="unknown",
-                    state_problem=state.unreadable_states[key],
-                )
-            )
-            continue
         leader = s.leader if s is not None else -1  # no state znode: no leader (missing_node)
         isr = s.isr if s is not None else ()
         rf = len(a.replicas) - len(a.adding_replicas) if a.adding_replicas else len(a.replicas)
@@ -112,32 +100,35 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
             if under_replicated
             else "ok"
         )
-        yield (
-            KafkaPartition(
-                root=state.root,
-                topic=a.topic,
-                partition=a.partition,
-                replicas=a.replicas,
-                adding_replicas=a.adding_replicas,
-                removing_replicas=a.removing_replicas,
-                leader=leader,
-                leader_epoch=s.leader_epoch if s else None,
-                isr=isr,
-                controller_epoch=s.controller_epoch if s else None,
-                zk_version=s.zk_version if s else None,
-                leader_recovery_state=s.leader_recovery_state if s else None,
-                offline=offline,
-                under_replicated=under_replicated,
-                under_min_isr=under_min_isr,
-                at_min_isr=at_min_isr,
-                preferred_leader=preferred,
-                min_isr=min_isr,
-                min_isr_source=source,
-                pending_deletion=pending,
-                health=health,
-                state_problem=None if s is not None else FailureType.MISSING_NODE.value,
-            )
+        partition = KafkaPartition(
+            root=state.root,
+            topic=a.topic,
+            partition=a.partition,
+            replicas=a.replicas,
+            adding_replicas=a.adding_replicas,
+            removing_replicas=a.removing_replicas,
+            leader=leader,
+            leader_epoch=s.leader_epoch if s else None,
+            isr=isr,
+            controller_epoch=s.controller_epoch if s else None,
+            zk_version=s.zk_version if s else None,
+            leader_recovery_state=s.leader_recovery_state if s else None,
+            offline=offline,
+            under_replicated=under_replicated,
+            under_min_isr=under_min_isr,
+            at_min_isr=at_min_isr,
+            preferred_leader=preferred,
+            min_isr=min_isr,
+            min_isr_source=source,
+            pending_deletion=pending,
+            health=health,
+            state_problem=None if s is not None else FailureType.MISSING_NODE.value,
         )
+        if s is None and key in state.unreadable_states:  # a state that exists but cannot be read: no judgement
+            partition = replace(
+                partition, **_UNJUDGED, isr=(), health="unknown", state_problem=state.unreadable_states[key]
+            )
+        yield partition
 
 
 def kraft_migrated(state: KafkaState) -> bool:

@@ -1,5 +1,5 @@
 """How the model reads: one znode's bytes to records (``decode_node``, ``decode_one``), and the decoded walks
-every read goes through (``decoded_walk``; ``discovering_walk`` where listings are not cheap).
+every read goes through (``decoded_walk``, which finds the roots as it goes where listings are not cheap).
 
 The walker yields raw nodes off the source's I/O thread; this module decodes them in the caller's
 thread, so decoding overlaps with the reads still in flight, and hands Java-serialized payloads to a
@@ -189,12 +189,19 @@ def decoded_walk(
     depth: int | None = None,
     stats: WalkStats | None = None,
     helper: DecodeHelper | None = None,
+    discover: bool = False,
+    found: list[Roots] | None = None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """(path, znode, records) for every znode under ``path``; an unreadable one comes as
-    (path, None, [Unreadable]). Every walk in zkstorm goes through here."""
-    for item, (znode, records) in _decoded_in_order(
+    (path, None, [Unreadable]). Every walk in zkstorm goes through here. ``discover`` is for a source
+    whose listings are not cheap (``_discovering``): the roots it finds are appended to ``found``."""
+    walked = _decoded_in_order(
         session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
-    ):
+    )
+    if discover:
+        yield from _discovering(walked, roots, registry, show_secrets, detail, found)
+        return
+    for item, (znode, records) in walked:
         yield item.path, znode, records
 
 
@@ -207,7 +214,7 @@ def _decoded_in_order(
     helper: DecodeHelper | None,
 ) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
     """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
-    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``zkstorm.model.decode_helper``), which
+    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``model.decode_helper``), which
     decodes with zkstorm's own decoders only: not for another registry, nor once decoders were added."""
 
     def decode(item: RawNode | Denied) -> tuple[Znode | None, list[Any]]:
@@ -220,18 +227,13 @@ def _decoded_in_order(
     return in_walk_order(items, decode, helper if builtin else None, options)
 
 
-def discovering_walk(
-    session: Source,
-    path: str,
-    *,
+def _discovering(
+    walked: Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]],
     roots: Roots,
-    registry: Registry = REGISTRY,
-    show_secrets: bool = False,
-    detail: bool = False,
-    depth: int | None = None,
-    stats: WalkStats | None = None,
-    found: list[Roots] | None = None,
-    helper: DecodeHelper | None = None,
+    registry: Registry,
+    show_secrets: bool,
+    detail: bool,
+    found: list[Roots] | None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
     needs a pass): roots are discovered from the names the walk itself yields (``layout.root_kinds``),
@@ -240,9 +242,6 @@ def discovering_walk(
     names: dict[str, set[str]] = {}  # child names of the nodes near the top, where roots can be
     held: list[tuple[RawNode, Znode, list[Any]]] = []
     near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
-    walked = _decoded_in_order(
-        session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
-    )
     for item, (znode, records) in walked:
         if isinstance(item, Denied) or znode is None:  # unreadable
             yield item.path, None, records
