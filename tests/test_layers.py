@@ -246,3 +246,31 @@ def test_every_package_is_installed() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
     packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
     assert set(config["tool"]["setuptools"]["packages"]) == packages
+
+
+def test_the_readmes_module_table_matches_the_tree() -> None:
+    """Every module is in the README's table of where things go, in the row of its folder (a folder of
+    its own, ``sources/files/``, may stand for its modules), and every module the table names exists."""
+    import re
+
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("| module | job |", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in table.splitlines()[2:]:
+        first, rest = line.split("|")[1], "|".join(line.split("|")[2:])
+        for name in re.findall(r"`([^`]+)`", first):
+            rows[name] = first + rest
+    named_files = {name for row in rows.values() for name in re.findall(r"`([\w/]+\.py)`", row)}
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        if relative.name in ("__init__.py", "__main__.py") and relative.parent != Path("model"):
+            continue
+        top = relative.parts[0] + ("/" if len(relative.parts) > 1 else "")
+        row = rows.get(top, "")
+        folder = f"`{relative.parent.name}/`" if len(relative.parts) > 2 else None
+        if f"`{relative.name}`" not in row and not (folder and folder in row):
+            missing.append(str(relative))
+    assert not missing, f"not in the README's module table: {missing}"
+    stale = [name for name in named_files if not list(PACKAGE.rglob(name.rsplit("/", 1)[-1]))]
+    assert not stale, f"the README's module table names modules that do not exist: {stale}"
