@@ -101,6 +101,13 @@ def test_digest_credentials_open_a_protected_znode(
     creds = Credentials.from_env({"ZKSTORM_AUTH": "digest", "ZKSTORM_USER": "owner", "ZKSTORM_PASSWORD": "pw"})
     with ReadOnlySession(zk_root.zk, credentials=creds) as session:
         assert session.get("/secret").data == b"s"
+    # the front door takes the scheme alone and the rest from the environment, as the CLI's --auth does
+    monkeypatch.setenv("ZKSTORM_USER", "owner")
+    monkeypatch.setenv("ZKSTORM_PASSWORD", "pw")
+    import zkstorm
+
+    with zkstorm.connect(zk_root.zk, credentials="digest") as cluster:
+        assert cluster.get("/secret").data == b"s"
 
 
 def test_sasl_digest_login_works_and_a_wrong_password_is_refused(zk_root: Chroot, tmp_path) -> None:  # type: ignore[no-untyped-def]
