@@ -192,6 +192,10 @@ def _link_new(path: str, body: bytes, token: str) -> bool:
             os.link(temporary, path)
         except FileExistsError:
             return False
+        except FileNotFoundError:
+            # our temporary file is gone: the run holding the lock removed it with what stopped runs left
+            # (its roll-back, under the lock) between our write and our link, so the lock is taken
+            return False
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
                 raise

@@ -60,13 +60,7 @@ def connect(
             ca=tls_ca, certfile=tls_cert, keyfile=tls_key, keyfile_password=os.environ.get(TLS_KEY_PASSWORD_ENV)
         )
     session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls or None, max_reply=max_reply)
-    return Cluster(
-        session,
-        storm_root=storm_root,
-        kafka_root=kafka_root,
-        show_secrets=show_secrets,
-        decode_helper=_helper_wanted(decode_helper),
-    )
+    return _cluster(session, storm_root, kafka_root, show_secrets, decode_helper)
 
 
 def from_files(
@@ -86,17 +80,14 @@ def from_files(
     from ..sources.files.source import FileSource
 
     source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
+    return _cluster(source, storm_root, kafka_root, show_secrets, decode_helper)
+
+
+def _cluster(source: Any, storm_root: str, kafka_root: str, show_secrets: bool, decode_helper: bool | None) -> Cluster:
+    """The cluster on ``source``; ``decode_helper`` None is what ``ZKSTORM_DECODE_HELPER`` says: on unless
+    ``0``, ``false``, ``no`` or ``off``."""
+    if decode_helper is None:
+        decode_helper = os.environ.get(DECODE_HELPER_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
     return Cluster(
-        source,
-        storm_root=storm_root,
-        kafka_root=kafka_root,
-        show_secrets=show_secrets,
-        decode_helper=_helper_wanted(decode_helper),
+        source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
     )
-
-
-def _helper_wanted(choice: bool | None) -> bool:
-    """``choice``, or when None what ``ZKSTORM_DECODE_HELPER`` says: on unless ``0``, ``false``, ``no``, ``off``."""
-    if choice is not None:
-        return choice
-    return os.environ.get(DECODE_HELPER_ENV, "1").strip().lower() not in ("0", "false", "no", "off")

@@ -290,17 +290,7 @@ class Cluster:
         cluster's own by default; a view passes its root); nothing when ``path`` is absent. Failure
         records are yielded with the rest and noted in ``problems``."""
         try:
-            for node_path, _, records in decoded_walk(
-                self.source,
-                path,
-                roots=roots or self.roots,
-                registry=self.registry,
-                show_secrets=self.show_secrets,
-                detail=detail,
-                depth=depth,
-                stats=self.stats,
-                helper=self.helper,
-            ):
+            for node_path, _, records in self._walk_under(roots or self.roots, path, depth=depth, detail=detail):
                 self.note_problems(records)
                 yield node_path, records
         except NotFoundError:
@@ -346,6 +336,19 @@ class Cluster:
             roots = self.decode_roots
             if found is not None:
                 found.append(roots)
+        return self._walk_under(roots, path, depth=depth, detail=detail, discover=not cheap, found=found)
+
+    def _walk_under(
+        self,
+        roots: Roots,
+        path: str,
+        *,
+        depth: int | None,
+        detail: bool,
+        discover: bool = False,
+        found: list[Roots] | None = None,
+    ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
+        """``decoded_walk`` of this cluster's source, registry, secrets setting, counters and helper."""
         return decoded_walk(
             self.source,
             path,
@@ -356,7 +359,7 @@ class Cluster:
             depth=depth,
             stats=self.stats,
             helper=self.helper,
-            discover=not cheap,
+            discover=discover,
             found=found,
         )
 
