@@ -1,6 +1,7 @@
-"""The error tree and exit codes.
+"""Every exception zkstorm raises, and the exit codes they end in (as kazoo keeps its errors in one
+``exceptions`` module: a caller finds them all in one place).
 
-The library raises these and never prints or exits; the one handler in ``cli.py`` maps each to its
+The library raises these and never prints or exits; the one handler in ``cli/app.py`` maps each to its
 exit code, so a script can tell "ZooKeeper unreachable" from "topology not found" without parsing text.
 """
 

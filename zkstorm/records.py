@@ -282,7 +282,7 @@ class StormSupervisor:
 @dataclass(slots=True, kw_only=True)
 class StormWorker:
     """``workerbeats/{topology}/{node}-{port}``: a worker heartbeat. Age and staleness are derived
-    against the time of the read (``health.py``), so they are None straight out of the decoder."""
+    against the time of the read (``model/storm.py``'s joins), so they are None straight out of the decoder."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "host",

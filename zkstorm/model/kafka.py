@@ -3,8 +3,8 @@
 A view reads what it shows: ``controller()`` two znodes, ``brokers()`` the registrations and the topics'
 replica lists, ``topics(topic)`` one topic; the views that judge every partition (``partitions``,
 ``health``, ``configs``…) share one walk of the root, taken once per ``KafkaCluster`` (``state()``).
-The rules themselves (partition health, min ISR source, findings) are functions of a ``KafkaState`` in
-``health.py``, testable on a hand-built state without a ZooKeeper.
+The rules themselves (partition health, min ISR source, findings) are functions of a ``KafkaState``
+(``kafka_state.py``) in ``kafka_health.py``, testable on a hand-built state without a ZooKeeper.
 """
 
 from __future__ import annotations
