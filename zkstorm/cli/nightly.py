@@ -16,7 +16,6 @@ import click
 from ..defaults import LOCK_STALE_AFTER_SECS
 from ..errors import UsageError
 from ..output import Format, Shown
-from ..render import diff_table
 from ..units import duration_text
 from .app import cli
 from .context import Settings, emit, finish, start_progress, stdout_console
@@ -116,6 +115,7 @@ def diff(
     """What changed between two committed snapshots under SNAPSHOTS, per table: rows added and removed
     (a changed row counts once in each), with examples. SNAPSHOT_B or --live, not both."""
     from ..export.diff import TableDiff, diff_live, diff_snapshots
+    from ..render import diff_table
 
     if live == (snapshot_b is not None):
         raise UsageError("give SNAPSHOT_B or --live (one of them)")

@@ -11,7 +11,6 @@ import click
 
 from ..errors import ExitCode, Interrupted
 from ..output import Format, Shown
-from ..records import WatchChange
 from ..units import duration_text
 from .context import Settings, stdout_console, stop_progress, warn_about
 
@@ -27,6 +26,7 @@ def watch_view(
     """Run a view under ``--watch``: ``read`` gives its rows each round, ``to_item`` what a row is to the
     watch; the first round is ``first(rows)`` as a table, or every item appearing (JSONL); then one line
     per change each round."""
+    from ..records import WatchChange
     from ..render import watch_line
     from ..watch import watch
 

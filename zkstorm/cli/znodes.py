@@ -8,8 +8,6 @@ from functools import partial
 import click
 
 from ..output import Format, Shown
-from ..records import Znode
-from ..render import znode_detail
 from .app import cli, log
 from .context import Settings, emit
 from .options import format_option
@@ -22,6 +20,8 @@ from .options import format_option
 @click.pass_obj
 def tree(settings: Settings, path: str, depth: int | None, fmt: Format) -> None:
     """Walk the tree from PATH: child counts, sizes, ephemeral nodes, decoded summaries."""
+    from ..records import Znode  # inside the command: zkstorm --help stays fast
+
     started = time.monotonic()
     with settings.cluster() as cluster:
         emit(settings, fmt, Shown(cluster.tree(path, depth=depth), Znode), notes=False)
@@ -48,6 +48,9 @@ def get(settings: Settings, path: str, raw: bool, fmt: Format) -> None:
     JSON is one document (znode, records, value); JSONL one object per line (the znode, then each decoded
     record); CSV one row per decoded record with the znode's stat columns first (one row with a value
     column when nothing decodes it)."""
+    from ..records import Znode
+    from ..render import znode_detail
+
     with settings.cluster() as cluster:
         detail = cluster.get(path)
     shown = Shown(
