@@ -56,7 +56,7 @@ _TXNS = re.compile(r"(\d+) txns loaded in (\d+) ms")
 # A new interpreter reading the files into Znode records: what a script using the library pays.
 _COLD_RECORDS = """
 import sys
-from zkstorm.collect import to_znode
+from zkstorm.model.walk import to_znode
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.sources.files.source import FileSource
 count = 0
@@ -69,8 +69,8 @@ print(count)
 
 
 def offline_read(data_dir: Path, as_znodes: bool, digest: bool = False) -> tuple[int, float, dict]:
-    from zkstorm.collect import to_znode
     from zkstorm.decode.sniff import detect_encoding
+    from zkstorm.model.walk import to_znode
     from zkstorm.sources.files.source import FileSource
 
     started = time.perf_counter()
@@ -111,7 +111,7 @@ def server_config() -> dict[str, str]:
     # brokers); the sandbox's ten-day session timeout keeps them through the restarts, as the same tree
     # would be kept on a real ensemble whose clients reconnect. With ZooKeeper's default 40 s cap they
     # would expire during the rounds and the tree would shrink under the benchmark.
-    from zkstorm.sandbox import SEED_SESSION_MS
+    from zkstorm.sandbox.seed import SEED_SESSION_MS
 
     return {"maxSessionTimeout": str(SEED_SESSION_MS)}
 
@@ -121,9 +121,9 @@ def prepare(base: Path, scale: int, changes: int) -> None:
     setData txns after it (ISR-style updates of partition states). The server is stopped after."""
     from kazoo.client import KazooClient
 
-    from zkstorm.sandbox import seed
-    from zkstorm.synth import cluster
-    from zkstorm.zkserver import ZkServer
+    from zkstorm.sandbox.seed import seed
+    from zkstorm.sandbox.server import ZkServer
+    from zkstorm.sandbox.synth import cluster
 
     server = ZkServer(base, heap="2g", extra_config=server_config()).start()
     seed(server.connect_string, cluster(scale=scale, now=int(time.time())))
@@ -157,7 +157,7 @@ def prepare(base: Path, scale: int, changes: int) -> None:
 
 def java_round(base: Path, pristine: Path, baseline_znodes: int) -> dict[str, Any]:
     """Start a server on a fresh copy of the pristine files; its loader's own timing, and the walks."""
-    from zkstorm.zkserver import ZkServer, four_letter_word
+    from zkstorm.sandbox.server import ZkServer, four_letter_word
 
     data = base / "data"
     shutil.rmtree(data, ignore_errors=True)
@@ -219,7 +219,7 @@ def _writer(connect: str) -> Any:
 
 
 def _build_deep(base: Path) -> None:
-    from zkstorm.zkserver import ZkServer
+    from zkstorm.sandbox.server import ZkServer
 
     server = ZkServer(base).start()
     client = _writer(server.connect_string)
@@ -234,7 +234,7 @@ def _build_deep(base: Path) -> None:
 
 
 def _build_wide(base: Path) -> None:
-    from zkstorm.zkserver import ZkServer
+    from zkstorm.sandbox.server import ZkServer
 
     server = ZkServer(base).start()
     client = _writer(server.connect_string)
@@ -245,7 +245,7 @@ def _build_wide(base: Path) -> None:
 
 
 def _build_closing(base: Path) -> None:
-    from zkstorm.zkserver import ZkServer
+    from zkstorm.sandbox.server import ZkServer
 
     server = ZkServer(base).start()
     client = _writer(server.connect_string)
@@ -275,7 +275,7 @@ SHAPES = {"deep": _build_deep, "wide": _build_wide, "closing": _build_closing}
 
 def _loader_ms(base: Path, files: Path) -> int:
     """ZooKeeper's own ``Snapshot loaded in`` for a fresh server on a copy of ``files``."""
-    from zkstorm.zkserver import ZkServer
+    from zkstorm.sandbox.server import ZkServer
 
     shutil.rmtree(base, ignore_errors=True)
     shutil.copytree(files, base / "data")

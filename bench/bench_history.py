@@ -23,13 +23,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from benchlib import write_result
 
-FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=timezone.utc)
+FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=UTC)
 GONE_NIGHTS = range(180, 183)  # the last broker is not registered on these nights
 CLUSTER = "bench"  # every row's cluster and the manifest's, as zkstorm snapshot writes them
 
@@ -54,7 +54,7 @@ def bare_spark() -> float:
 
 def sandbox_snapshots(out: Path, count: int, scale: int) -> None:
     """``count`` real ``zkstorm snapshot`` runs of a sandbox seeded at ``scale``."""
-    from zkstorm.sandbox import Sandbox
+    from zkstorm.sandbox.seed import Sandbox
 
     box = Sandbox(out.parent / f"sandbox-{scale}")
     box.start()

@@ -30,8 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from zkstorm.cli import cli
-    from zkstorm.sandbox import Sandbox, seed
-    from zkstorm.synth import KAFKA_PARTITIONS_PER_SCALE, kafka_cluster
+    from zkstorm.sandbox.seed import Sandbox, seed
+    from zkstorm.sandbox.synth import KAFKA_PARTITIONS_PER_SCALE, kafka_cluster
 
     scale = max(1, math.ceil(args.partitions / KAFKA_PARTITIONS_PER_SCALE))
     with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
-    from zkstorm.sandbox import Sandbox
+    from zkstorm.sandbox.seed import Sandbox
 
     results = []
     for scale in (int(s) for s in args.scales.split(",")):

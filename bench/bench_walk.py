@@ -64,8 +64,8 @@ def cold(connect: str, args: list[str], env: dict[str, str] | None = None) -> fl
 
 def storm_walk_and_decode(connect: str) -> tuple[int, float, float]:
     """Walk the Storm root keeping the raw nodes (walk time), then decode each (decode time)."""
-    from zkstorm.collect import decode_node
     from zkstorm.layout import Roots
+    from zkstorm.model.walk import decode_node
     from zkstorm.sources.live import RawNode, ReadOnlySession
 
     roots = Roots(storm=("/storm",), kafka=())
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 
-    from zkstorm.sandbox import Sandbox, seed
+    from zkstorm.sandbox.seed import Sandbox, seed
 
     runs: dict[str, list[tuple[float, float, float]]] = {"sequential": [], "tree": [], "snapshot": [], "pipelined": []}
     with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:

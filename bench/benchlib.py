@@ -76,7 +76,7 @@ def real_format_nodes(znodes: int = 35_000) -> list[Any]:
     id: assignment, base, heartbeats, errors, blobs…) or one Kafka topic (the topic, its partitions and
     states, its config, consumer offsets) under new ids, until the tree has ``znodes`` znodes. Copies
     keep the bytes: a copied topology has the original's name, a copied topic the original's payloads."""
-    from zkstorm.synth import SeedNode
+    from zkstorm.sandbox.synth import SeedNode
 
     fixtures = _fixtures()
     base: list[Any] = []

@@ -10,7 +10,7 @@
 
 (ns backtype.storm.daemon.common)
 
-;; The records of Storm 0.9's backtype.storm.daemon.common, field for field (storm.md section 9.1).
+;; The records of Storm 0.9's backtype.storm.daemon.common, field for field (docs/storm-layout.md section 9).
 (defrecord StormBase [storm-name launch-time-secs status num-workers component->executors])
 (defrecord Assignment [master-code-dir node->host executor->node+port executor->start-time-secs])
 (defrecord SupervisorInfo [time-secs hostname assignment-id used-ports meta scheduler-meta uptime-secs])

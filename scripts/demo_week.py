@@ -15,11 +15,15 @@ import random
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from zkstorm.encode import storm_gzip
+# This checkout's zkstorm, whatever else the interpreter has installed: run as a file, the script's own folder
+# leads sys.path, not the checkout (its ``python -m zkstorm.cli`` runs take the checkout from the working dir).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from zkstorm.sandbox.encode import storm_gzip
 
 KAFKA = "/kafka"
 STORM = "/storm"
@@ -55,7 +59,7 @@ def main() -> int:
     zk = KazooClient(zk_hosts, timeout=30)
     zk.start(timeout=30)
     zkstorm = [sys.executable, "-m", "zkstorm.cli", "--zk", zk_hosts, "--kafka-root", KAFKA]
-    first = datetime.now(timezone.utc).replace(hour=2, minute=30, second=0, microsecond=0) - timedelta(days=6)
+    first = datetime.now(UTC).replace(hour=2, minute=30, second=0, microsecond=0) - timedelta(days=6)
     brokers = sorted(zk.get_children(f"{KAFKA}/brokers/ids"), key=int)
     victim = brokers[-1]
     victim_data, _ = zk.get(f"{KAFKA}/brokers/ids/{victim}")

@@ -20,7 +20,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.fixtures import SERVER_NODES, manifest
-from zkstorm.zkserver import ZkServer
+from zkstorm.sandbox.server import ZkServer
 
 SASL_USER, SASL_PASSWORD = "zkstorm", "sasl-s3cret"
 _JAAS = """Server {

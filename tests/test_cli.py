@@ -255,7 +255,7 @@ def test_read_only_proof_zxid_unchanged(zk_server, storm2: Chroot, args: tuple[s
 def test_get_takes_jsonl_and_csv(writer: KazooClient, zk_root: Chroot) -> None:
     """`get -f jsonl`: the znode, then each decoded record; `-f csv`: one row per decoded record with the
     stat columns first; a znode no decoder claims gives one row with its value."""
-    from zkstorm.encode import kafka_json
+    from zkstorm.sandbox.encode import kafka_json
 
     assignment = {"version": 1, "partitions": {"0": [3, 1], "1": [1, 2]}}
     writer.create(f"{zk_root.path}/brokers/topics/ledger", kafka_json(assignment), makepath=True)
@@ -285,7 +285,7 @@ def test_an_empty_nested_list_keeps_its_parent(writer: KazooClient, zk_root: Chr
     """A record whose nested list is empty still gives its parent's row: a topology's credentials with
     no credential keep the owner; a config with no key left, an ACL znode with no ACL and a log config
     with no logger keep their entity."""
-    from zkstorm.encode import kafka_json, storm_gzip
+    from zkstorm.sandbox.encode import kafka_json, storm_gzip
 
     storm = f"{zk_root.path}/storm"
     creds = storm_gzip("Credentials", {"creds": {}, "topoOwner": "etl"})

@@ -8,10 +8,10 @@ import dataclasses
 import pytest
 
 from tests.fixtures import KAFKA_FOLDERS, STORM_FOLDERS, manifest
-from zkstorm import collect
-from zkstorm.collect import decode_node, to_znode
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.layout import Roots
+from zkstorm.model import walk as collect
+from zkstorm.model.walk import decode_node, to_znode
 from zkstorm.records import Znode
 from zkstorm.sources.base import RawNode, Stat
 

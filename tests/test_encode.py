@@ -9,7 +9,7 @@ import zstandard
 
 from tests.fixtures import expected, folder
 from zkstorm.decode.thrift import is_thrift_struct
-from zkstorm.encode import java_gzip, storm_zstd, thrift_bytes
+from zkstorm.sandbox.encode import java_gzip, storm_zstd, thrift_bytes
 
 
 def _inner(encoding: str, data: bytes) -> bytes | None:

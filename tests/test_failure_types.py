@@ -5,7 +5,7 @@ new ones."""
 from __future__ import annotations
 
 import ast
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,9 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot
 from zkstorm.errors import DecodeError, FailureType
-from zkstorm.jobs.diff import diff_snapshots
+from zkstorm.export.diff import diff_snapshots
+from zkstorm.export.parquet import Snapshot
 from zkstorm.records import DecodeFailure
-from zkstorm.snapshot import Snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,7 +59,7 @@ def test_the_readme_explains_every_failure_type() -> None:
 
 def test_an_old_spelling_reads_back_with_the_new_one(tmp_path: Path) -> None:
     def write(snapshot_id: str, failure_type: str, day: int) -> None:
-        at = datetime(2026, 1, day, tzinfo=timezone.utc)
+        at = datetime(2026, 1, day, tzinfo=UTC)
         with Snapshot(str(tmp_path), snapshot_id=snapshot_id, cluster="c", snapshot_time=at) as snap:
             snap.add(
                 DecodeFailure(
@@ -85,8 +85,8 @@ def test_a_decoder_bug_is_a_typed_failure_in_get_walk_and_snapshot(
     import pyarrow.dataset as ds
 
     from zkstorm.decode.registry import Registry
+    from zkstorm.export.parquet import take_snapshot
     from zkstorm.model import Cluster
-    from zkstorm.snapshot import take_snapshot
     from zkstorm.sources.live import ReadOnlySession
 
     def raises(context: Any, data: bytes | None) -> list[Any]:

@@ -6,10 +6,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures import manifest
-from zkstorm.collect import decode_node
 from zkstorm.decode.registry import REGISTRY
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.layout import Roots
+from zkstorm.model.walk import decode_node
 from zkstorm.records import RECORD_TYPES, DecodeFailure
 from zkstorm.sources.base import RawNode, Stat
 

@@ -1,4 +1,4 @@
-"""The helper process for costly decodes (``zkstorm.helper``): a walk that sends Java-serialized payloads to
+"""The helper process for costly decodes (``model.decode_helper``): a walk that sends Java-serialized payloads to
 it gives exactly what a walk that decodes everything itself gives, in the same order, whatever the
 helper does: answers, falls behind, cannot start, or is killed in the middle of the walk."""
 
@@ -15,8 +15,8 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
-from zkstorm import helper as helper_module
 from zkstorm.model import Cluster
+from zkstorm.model import decode_helper as helper_module
 from zkstorm.records import Znode
 from zkstorm.sources.live import ReadOnlySession
 
@@ -135,9 +135,9 @@ def test_what_was_read_before_the_source_failed_comes_out_first(monkeypatch: pyt
     """A source that fails in the middle of a walk (ZooKeeper stops answering: faked here by a generator
     that raises, since the suite's one server cannot be stopped for one test) gives every item it read
     before, in order, then its error, with the helper as without it."""
-    from zkstorm.collect import decode_node
     from zkstorm.errors import ZookeeperError
     from zkstorm.layout import Roots
+    from zkstorm.model.walk import decode_node
     from zkstorm.sources.base import RawNode, Stat
 
     monkeypatch.setattr(helper_module, "START_AFTER", 0)
@@ -155,7 +155,7 @@ def test_what_was_read_before_the_source_failed_comes_out_first(monkeypatch: pyt
         return decode_node(raw, roots=roots)
 
     options = {"roots": roots, "show_secrets": False, "detail": False}
-    for helper in (None, helper_module.DecodeHelper()):
+    for helper in (None, helper_module.DecodeHelper(decode_node)):
         out: list[Any] = []
         with pytest.raises(ZookeeperError):
             for item, (znode, records) in helper_module.in_walk_order(failing(), decode, helper, options):

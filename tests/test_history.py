@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
+from zkstorm.export.parquet import Snapshot
 from zkstorm.jobs.history import run_history
 from zkstorm.jobs.metrics import CHRONIC_SNAPSHOTS, METRICS
 from zkstorm.jobs.report import CHARTS
@@ -32,9 +33,8 @@ from zkstorm.records import (
     StormWorker,
     Znode,
 )
-from zkstorm.snapshot import Snapshot
 
-DAY0 = datetime(2026, 11, 1, 2, 30, tzinfo=timezone.utc)
+DAY0 = datetime(2026, 11, 1, 2, 30, tzinfo=UTC)
 DAYS = 5
 
 # The week, as plain data. Index = day.
@@ -94,7 +94,7 @@ def _records(i: int) -> list[Any]:
         )  # fmt: skip
     for (tid, component, secs, line), days in ERRORS:
         if i in days:
-            at = datetime.fromtimestamp(secs, timezone.utc)
+            at = datetime.fromtimestamp(secs, UTC)
             out.append(
                 StormError(
                     root="/storm",
@@ -245,7 +245,7 @@ def _table(spark: Any, result: Any, name: str) -> list[dict[str, Any]]:
 
 
 def _per_day(rows: list[dict[str, Any]], column: str) -> list[Any]:
-    by_time = {r["snapshot_time"].astimezone(timezone.utc): r[column] for r in rows}
+    by_time = {r["snapshot_time"].astimezone(UTC): r[column] for r in rows}
     return [by_time.get(_day(i)) for i in range(DAYS)]
 
 
@@ -297,7 +297,7 @@ def test_incidents_name_what_happened_and_when(spark: Any, result: Any) -> None:
 
 def test_storm_topology_metrics(spark: Any, result: Any) -> None:
     rows = _table(spark, result, "storm_topology_status")
-    got = {(r["snapshot_time"].astimezone(timezone.utc), r["status"]): r["topologies"] for r in rows}
+    got = {(r["snapshot_time"].astimezone(UTC), r["status"]): r["topologies"] for r in rows}
     expected: dict[Any, int] = {}
     for i, topologies in enumerate(TOPOLOGIES):
         for status in topologies.values():
@@ -314,7 +314,7 @@ def test_errors_are_deduplicated_and_grouped_by_signature(spark: Any, result: An
     daily = _table(spark, result, "storm_errors_daily")
     expected: dict[Any, int] = {}
     for (tid, component, secs, _), _days in ERRORS:
-        key = (datetime.fromtimestamp(secs, timezone.utc).date(), tid, component)
+        key = (datetime.fromtimestamp(secs, UTC).date(), tid, component)
         expected[key] = expected.get(key, 0) + 1
     assert {(r["day"], r["topology_id"], r["component"]): r["errors"] for r in daily} == expected
     signatures = {r["signature"]: r for r in _table(spark, result, "storm_error_signatures")}
@@ -347,7 +347,7 @@ def test_workers_and_executor_moves(spark: Any, result: Any) -> None:
     assert _per_day(per, "restarts") == [0] + [int(days[i][0] < days[i - 1][0]) for i in range(1, DAYS)]
     moves = _table(spark, result, "storm_executor_moves")
     moved_days = [i for i in range(1, DAYS) if EXECUTOR_PLACES[i] != EXECUTOR_PLACES[i - 1]]
-    assert [(r["snapshot_time"].astimezone(timezone.utc), r["moved_executors"]) for r in moves] == [
+    assert [(r["snapshot_time"].astimezone(UTC), r["moved_executors"]) for r in moves] == [
         (_day(i), 1) for i in moved_days
     ]
 
@@ -393,10 +393,10 @@ def test_kafka_partition_health_shrinks_and_chronic(spark: Any, result: Any) -> 
     assert _per_day(health, "not_preferred_leader") == [int(leader != 1) for leader in LEADER_T1]
     shrinks = _table(spark, result, "kafka_isr_shrinks")
     expected = [(_day(i), broker) for i in range(1, DAYS) for broker in sorted(set(ISR_T0[i - 1]) - set(ISR_T0[i]))]
-    assert sorted((r["snapshot_time"].astimezone(timezone.utc), r["broker_id"]) for r in shrinks) == expected
+    assert sorted((r["snapshot_time"].astimezone(UTC), r["broker_id"]) for r in shrinks) == expected
     leaders = _table(spark, result, "kafka_leader_changes")
     changes = [(_day(i), LEADER_T1[i - 1]) for i in range(1, DAYS) if LEADER_T1[i] != LEADER_T1[i - 1]]
-    assert [(r["snapshot_time"].astimezone(timezone.utc), r["broker_id"]) for r in leaders] == changes
+    assert [(r["snapshot_time"].astimezone(UTC), r["broker_id"]) for r in leaders] == changes
     chronic = _table(spark, result, "kafka_chronic_under_replicated")
     run = [i for i, isr in enumerate(ISR_T0) if len(isr) < 3]
     assert len(run) >= CHRONIC_SNAPSHOTS
@@ -658,7 +658,7 @@ def demo_week(zk_server: Any, writer: KazooClient, tmp_path_factory: pytest.Temp
     import sys
     import time
 
-    from zkstorm import synth
+    from zkstorm.sandbox import synth
 
     chroot = "/demo-week"
     writer.ensure_path(chroot)
@@ -705,6 +705,21 @@ def test_the_demo_weeks_report_names_its_staged_incidents(spark: Any, demo_week:
     assert screenshot.stat().st_size > 10_000
 
 
+def test_every_fact_reads_tables_a_snapshot_writes(demo_week: Any) -> None:
+    """A fact names its inputs by record type, resolved through the snapshot writer's own table names: every
+    table a fact reads is one that the nightly snapshot of a real cluster (the demo's) writes. A renamed
+    record fails at import; a table the writer names otherwise fails here, not as a fact that reads nothing."""
+    from zkstorm.jobs.metrics import FACTS
+
+    week, _ = demo_week
+    written: set[str] = set()
+    for path in (week / "_manifests").glob("*.json"):
+        written |= set(json.loads(path.read_text())["tables"])
+    for fact in FACTS:
+        assert fact.reads and all(isinstance(t, type) for t in fact.reads), fact.name
+        assert set(fact.tables) <= written, (fact.name, set(fact.tables) - written)
+
+
 def test_the_readme_shows_the_reports_screenshot() -> None:
     readme = (REPO / "README.md").read_text()
     assert f"]({SCREENSHOT.relative_to(REPO)})" in readme and SCREENSHOT.exists()
@@ -717,7 +732,7 @@ def test_the_snapshot_a_new_one_is_compared_with_is_the_one_just_before_it_in_ti
 
     from zkstorm.jobs.history import _context
 
-    at = datetime(2026, 3, 1, 2, 30, tzinfo=timezone.utc)
+    at = datetime(2026, 3, 1, 2, 30, tzinfo=UTC)
     kept = [("c", "snap-b", at), ("c", "snap-a", at), ("c", "snap-0", at - timedelta(days=1))]
     new = [SimpleNamespace(cluster="c", snapshot_id="snap-z", snapshot_time=at + timedelta(days=1))]
     assert _context(kept, new) == {"snap-b"}
@@ -782,12 +797,12 @@ def test_two_clusters_of_a_system_on_one_ensemble_are_two_histories(spark: Any, 
     shrinks = [(i.root, i.subjects) for i in _incidents(outcome, "isr_shrink")]
     assert shrinks == [("/kafka", ["broker 3", "t"])]
     brokers = spark.read.parquet(str(tmp_path / "history" / "kafka_brokers")).collect()
-    per_root = sorted((r["root"], r["snapshot_time"].astimezone(timezone.utc), r["brokers"]) for r in brokers)
+    per_root = sorted((r["root"], r["snapshot_time"].astimezone(UTC), r["brokers"]) for r in brokers)
     assert per_root == [("/kafka", _day(0), 3), ("/kafka", _day(1), 2), ("/kafka", _day(2), 3)] + [
         ("/kafka-b", _day(d), 3) for d in range(3)
     ]
     health = spark.read.parquet(str(tmp_path / "history" / "kafka_partition_health")).collect()
-    assert sorted((r["root"], r["snapshot_time"].astimezone(timezone.utc), r["partitions"]) for r in health) == [
+    assert sorted((r["root"], r["snapshot_time"].astimezone(UTC), r["partitions"]) for r in health) == [
         (root, _day(d), 1) for root in ("/kafka", "/kafka-b") for d in range(3)
     ]
 
@@ -809,7 +824,7 @@ def test_a_snapshot_written_before_rows_had_their_root_reads_as_its_manifests_ro
     for relative in manifest["files"]:
         table = pq.read_table(out / relative)
         pq.write_table(table.drop_columns(["root"]), out / relative)
-    from zkstorm.jobs.diff import diff_snapshots
+    from zkstorm.export.diff import diff_snapshots
 
     diffs = {d.table: d for d in diff_snapshots(str(out), "old", str(out), "new")}
     assert {name: (d.added, d.removed) for name, d in diffs.items()} == {

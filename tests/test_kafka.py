@@ -13,9 +13,9 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.fixtures import expected, manifest
 from tests.test_cli import run
-from zkstorm.collect import decode_node
 from zkstorm.errors import DecodeError, ExitCode
 from zkstorm.layout import Roots
+from zkstorm.model.walk import decode_node
 from zkstorm.records import (
     DecodeFailure,
     DecodeWarning,
@@ -369,7 +369,8 @@ def test_every_other_kafka_view(writer: KazooClient, zk_root: Chroot) -> None:
 def test_health_rules_on_a_hand_built_state() -> None:
     """The health rules need records, not ZooKeeper: a state built by hand gets the findings an operator
     would name (the way to test a new rule before testing it through the CLI)."""
-    from zkstorm.health import KafkaState, kafka_health_records
+    from zkstorm.model.kafka_health import kafka_health_records
+    from zkstorm.model.kafka_state import KafkaState
     from zkstorm.records import KafkaFinding, KafkaPartition, KafkaPartitionState, KafkaReplicaAssignment
 
     def assignment(partition: int, replicas: tuple[int, ...]) -> KafkaReplicaAssignment:
@@ -432,7 +433,7 @@ def test_health_leads_with_one_line_per_rule(writer: KazooClient, zk_root: Chroo
 
 
 def test_the_summary_has_one_row_per_rule_whatever_the_partition_count() -> None:
-    from zkstorm.health import summarize_findings
+    from zkstorm.model.kafka_health import summarize_findings
     from zkstorm.records import KafkaFinding
 
     many = [
@@ -469,7 +470,7 @@ def test_a_missing_partition_state_is_named(writer: KazooClient, zk_root: Chroot
     in the partitions view, the health findings and the snapshot."""
     from tests.test_cli import run
     from tests.test_snapshot import read, snapshot
-    from zkstorm.encode import kafka_json
+    from zkstorm.sandbox.encode import kafka_json
 
     root = f"{zk_root.path}/kafka"
     writer.create(
@@ -549,7 +550,7 @@ def _outcome(read: Any) -> Any:
 
 @pytest.mark.parametrize("data", _json_payloads())
 def test_json_is_read_the_same_by_the_fast_path_and_the_lenient_one(data: bytes) -> None:
-    from zkstorm.decode.kafka import _load_json_leniently, load_json
+    from zkstorm.decode.jackson import _load_json_leniently, load_json
 
     def read(fn: Any) -> Any:
         parsed = fn(data)
@@ -584,7 +585,8 @@ def _state_payloads() -> list[bytes]:
 @pytest.mark.parametrize("data", _state_payloads())
 def test_a_partition_state_reads_the_same_straight_and_field_by_field(data: bytes) -> None:
     """The straight read of the usual partition state gives what the checked field-by-field read gives."""
-    from zkstorm.decode.kafka import _partition_state_fields, decode_partition_state, load_json
+    from zkstorm.decode.jackson import load_json
+    from zkstorm.decode.kafka import _partition_state_fields, decode_partition_state
     from zkstorm.decode.registry import DecodeContext
 
     rel = "brokers/topics/t/partitions/3/state"
@@ -751,6 +753,21 @@ def test_a_broker_registration_without_jmx_port_is_one_kafka_refuses() -> None:
     assert _of(records, KafkaBroker)[0].decode_status == "wrong_type"
 
 
+@pytest.mark.parametrize(("path", "kind"), [("/brokers/ids/1", KafkaBroker), ("/controller", None)])
+def test_a_timestamp_no_clock_can_hold_is_out_of_range_as_in_storm(path: str, kind: type | None) -> None:
+    """A registration or controller timestamp of the right type but beyond any clock is the same failure
+    as a Storm time beyond any clock (``value_out_of_range``), not a type error."""
+    payload = (
+        '{"version":4,"endpoints":["PLAINTEXT://h:9092"],"jmx_port":-1,"timestamp":"99999999999999999"}'
+        if kind is KafkaBroker
+        else '{"version":1,"brokerid":1,"timestamp":"99999999999999999"}'
+    )
+    records = _kafka(path, payload)
+    assert _of(records, DecodeFailure)[0].failure_type == "value_out_of_range"
+    if kind is not None:
+        assert _of(records, kind)[0].decode_status == "value_out_of_range"
+
+
 # TopicPartitionStateZNode.encode writes leader_recovery_state only when it is not RECOVERED (0)
 _RECOVERING_STATE = '{"version":1,"leader":1,"leader_epoch":3,"controller_epoch":2,"isr":[1],"leader_recovery_state":1}'
 
@@ -758,8 +775,8 @@ _RECOVERING_STATE = '{"version":1,"leader":1,"leader_epoch":3,"controller_epoch"
 def test_a_recovering_leader_is_health_recovering_with_a_finding() -> None:
     """KIP-704: a leader elected uncleanly is RECOVERING (LeaderRecoveryState 1) until it has truncated
     its log; a partition in that state is not healthy, whatever its ISR says."""
-    from zkstorm.collect import KafkaStateBuilder
-    from zkstorm.health import kafka_health_records
+    from zkstorm.model.kafka_health import kafka_health_records
+    from zkstorm.model.kafka_state import KafkaStateBuilder
     from zkstorm.records import KafkaFinding, KafkaPartition
 
     builder = KafkaStateBuilder("/")

@@ -13,7 +13,7 @@ from kazoo.security import make_digest_acl
 from tests.conftest import Chroot
 from tests.test_cli import run
 from tests.test_snapshot import read, snapshot
-from zkstorm.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.encode import kafka_json, storm_gzip
 
 GOOD_BASE = {"name": "billing", "status": "ACTIVE", "num_workers": 1, "launch_time_secs": 1790000000}
 

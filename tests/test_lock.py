@@ -1,4 +1,4 @@
-"""``OUT/_lock`` (``zkstorm.lock``): never left empty by a full disk, never a reason for every later night
+"""``OUT/_lock`` (``zkstorm.export.lock``): never left empty by a full disk, never a reason for every later night
 to fail, still respected while its holder may be writing. Through the CLI, on real filesystems."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 import os
 import socket
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.faults import REASON, small_disk, zkstorm
 from zkstorm.errors import ExitCode
-from zkstorm.snapshot import Snapshot
+from zkstorm.export.parquet import Snapshot
 
 
 @pytest.fixture
@@ -108,9 +108,44 @@ def test_a_run_leaves_in_place_a_lock_another_run_took_over(tmp_path: Path) -> N
     """Past the bound another host takes the lock over; the run it took it from, ending, must not remove
     the new holder's lock."""
     out = tmp_path / "out"
-    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 3, 1, tzinfo=UTC)
     other = json.dumps({"pid": 7, "host": "zk-batch-02", "since": time.time()})
     with Snapshot(str(out), snapshot_id="s", cluster="c", snapshot_time=at) as snap:
         (out / "_lock").write_text(other)
         snap.commit({})
     assert (out / "_lock").read_text() == other
+
+
+def test_a_run_whose_lock_file_the_holder_cleans_up_is_told_the_lock_is_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs at once: the one holding the lock removes what a stopped run left (its roll-back, under the
+    lock), and a lock's temporary file is among those; the other run's can be removed between its write
+    and its link. That run is told another snapshot holds the lock, not "cannot write OUT/_lock: No such
+    file or directory". The holder's real roll-back runs inside the second run's link: the interleaving a
+    real race of two processes gives only now and then (the suite met it under load), made certain."""
+    import pyarrow.fs as pafs
+
+    from zkstorm.errors import SnapshotError
+    from zkstorm.export import lock as lock_module
+    from zkstorm.export.parquet import roll_back_uncommitted
+
+    out = tmp_path / "out"
+    out.mkdir()
+    filesystem = pafs.LocalFileSystem()
+    holder = lock_module.Lock(filesystem, f"{out}/_lock", local=True)
+    holder.acquire()
+    link = os.link
+
+    def link_after_the_holders_roll_back(source: str, target: str) -> None:
+        roll_back_uncommitted(filesystem, str(out))
+        link(source, target)
+
+    monkeypatch.setattr(lock_module.os, "link", link_after_the_holders_roll_back)
+    try:
+        with pytest.raises(SnapshotError, match="another snapshot is being written to this OUT"):
+            lock_module.Lock(filesystem, f"{out}/_lock", local=True).acquire()
+    finally:
+        monkeypatch.undo()
+        holder.release()
+    assert not (out / "_lock").exists()

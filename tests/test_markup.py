@@ -9,7 +9,7 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot
 from tests.test_cli import run
-from zkstorm.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.encode import kafka_json, storm_gzip
 
 COMPONENT = "enrich [geo]"
 HOST = "wkr-[bold]1[/bold].example.org"

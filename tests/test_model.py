@@ -4,7 +4,7 @@ both come from the same model (``zkstorm.model``), not from two assemblies of th
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +14,9 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from tests.test_snapshot import read, snapshot
+from zkstorm.export.parquet import table_name
 from zkstorm.records import RECORD_TYPES
 from zkstorm.schema import columns, kind_name
-from zkstorm.snapshot import table_name
 
 KINDS = {kind_name(t): t for t in RECORD_TYPES}
 
@@ -56,7 +56,7 @@ def comparable(row: dict[str, Any], record_type: type) -> str:
     for column in columns(record_type):
         value = row[column.name]
         if isinstance(value, datetime):
-            value = value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+            value = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
         out[column.name] = value
     return json.dumps(out, sort_keys=True)
 

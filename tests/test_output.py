@@ -6,13 +6,13 @@ import csv
 import io
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from rich.console import Console
 
-from zkstorm.output import FORMATS, emit
+from zkstorm.output import VIEW_FORMATS, Format, Shown
 from zkstorm.records import RECORD_TYPES, DecodeFailure, Unreadable, Znode
 from zkstorm.schema import columns, kind_name
 
@@ -21,7 +21,7 @@ _VALUES: dict[str, Any] = {
     "int": 42,
     "float": 1.5,
     "bool": True,
-    "datetime": datetime(2025, 7, 8, 12, 0, tzinfo=timezone.utc),
+    "datetime": datetime(2025, 7, 8, 12, 0, tzinfo=UTC),
 }
 
 
@@ -75,12 +75,12 @@ def _kind(record_type: type) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", record_type.__name__).lower()  # StormError -> storm_error
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", VIEW_FORMATS)
 @pytest.mark.parametrize("record_type", RECORD_TYPES, ids=lambda t: t.__name__)
-def test_record_through_every_format(record_type: type, fmt: str) -> None:
+def test_record_through_every_format(record_type: type, fmt: Format) -> None:
     record = SAMPLES[record_type]
     out = io.StringIO()
-    others = emit([record, record], fmt, out, primary=record_type, console=Console(file=out, width=4000))
+    others = fmt.write(Shown([record, record], record_type), out, console=Console(file=out, width=4000))
     assert others == []
     text = out.getvalue()
     as_json = {"kind": _kind(record_type), **_expected(record_type, _AS_JSON, lambda v: [v, v])}
@@ -100,7 +100,7 @@ def test_record_through_every_format(record_type: type, fmt: str) -> None:
 
 def test_csv_hands_back_records_of_other_kinds() -> None:
     out = io.StringIO()
-    others = emit([SAMPLES[Znode], SAMPLES[Unreadable]], "csv", out, primary=Znode)
+    others = Format.CSV.write(Shown([SAMPLES[Znode], SAMPLES[Unreadable]], Znode), out)
     assert others == [SAMPLES[Unreadable]]
 
 
@@ -158,16 +158,38 @@ def test_machine_formats_write_every_record_read_before_a_failure() -> None:
         yield from [SAMPLES[Znode]] * n
         raise RuntimeError("connection lost")
 
-    for fmt in ("jsonl", "json"):
+    for fmt in (Format.JSONL, Format.JSON):
         out = io.StringIO()
         with pytest.raises(RuntimeError):
-            emit(failing(300), fmt, out, primary=Znode)
+            fmt.write(Shown(failing(300), Znode), out)
         text = out.getvalue()
         assert text.count('"kind":"znode"') == 300
         out = io.StringIO()
         with pytest.raises(RuntimeError):
-            emit(failing(0), fmt, out, primary=Znode)
+            fmt.write(Shown(failing(0), Znode), out)
         assert out.getvalue() == ""
     out = io.StringIO()
-    emit([SAMPLES[Znode]] * 600, "json", out, primary=Znode)
+    Format.JSON.write(Shown([SAMPLES[Znode]] * 600, Znode), out)
     assert json.loads(out.getvalue()) == [json.loads(_stdlib_line(SAMPLES[Znode]))] * 600
+
+
+@pytest.mark.parametrize("record_type", RECORD_TYPES, ids=lambda t: t.__name__)
+def test_table_priorities_name_real_columns(record_type: type) -> None:
+    """A record type's ``TABLE_COLUMNS`` (its table's priorities, record metadata) name its own fields, each
+    once: a renamed field cannot leave a view's table without its leading column."""
+    from zkstorm.schema import table_columns
+
+    leading = getattr(record_type, "TABLE_COLUMNS", ())
+    assert len(set(leading)) == len(leading)
+    assert set(leading) <= {c.name for c in columns(record_type)}
+    assert [c.name for c in table_columns(record_type)][: len(leading)] == list(leading)
+    assert sorted(c.name for c in table_columns(record_type)) == sorted(c.name for c in columns(record_type))
+
+
+def test_every_format_is_its_own_writer() -> None:
+    """The one option's values are the formats, and each member writes: no format is handled elsewhere."""
+    out = io.StringIO()
+    for fmt in Format:
+        if fmt is not Format.PROMETHEUS:
+            fmt.write(Shown([SAMPLES[Znode]], Znode), out, console=Console(file=out, width=200))
+    assert {f.value for f in Format} == {"table", "tree", "json", "jsonl", "csv", "prometheus"}

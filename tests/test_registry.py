@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from zkstorm.collect import decode_node
 from zkstorm.decode.registry import Registry
 from zkstorm.errors import DecodeError
 from zkstorm.layout import Roots, is_secret_path
+from zkstorm.model.walk import decode_node
 from zkstorm.records import DecodeFailure
 from zkstorm.sources.base import RawNode, Stat
 

@@ -9,15 +9,14 @@ from collections import Counter
 
 from click.testing import CliRunner
 
+import zkstorm
 from tests.conftest import Chroot
 from zkstorm.cli import cli
-from zkstorm.collect import walk
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.decode.thrift import is_thrift_struct
 from zkstorm.records import Znode
-from zkstorm.sandbox import Sandbox, seed
-from zkstorm.sources.live import ReadOnlySession
-from zkstorm.synth import cluster, java_url_encode
+from zkstorm.sandbox.seed import Sandbox, seed
+from zkstorm.sandbox.synth import cluster, java_url_encode
 
 NOW = 1795300000
 
@@ -67,8 +66,8 @@ def test_seeded_cluster_walks_back_complete(zk_root: Chroot) -> None:
     nodes = list(cluster(scale=1, now=NOW))
     counts = seed(zk_root.zk, nodes)
     assert counts.znodes == len(nodes)
-    with ReadOnlySession(zk_root.zk) as session:
-        znodes = [r for r in walk(session, "/") if isinstance(r, Znode)]
+    with zkstorm.connect(zk_root.zk) as session:
+        znodes = [r for r in session.walk("/") if isinstance(r, Znode)]
     assert len(znodes) == len(nodes) + 1  # plus the chroot itself
     ephemeral = {z.path for z in znodes if z.ephemeral}
     assert any(p.startswith("/storm/supervisors/") for p in ephemeral)

@@ -25,7 +25,7 @@ from kazoo.security import make_digest_acl
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import ENV, run
 from zkstorm.cli import cli
-from zkstorm.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.encode import kafka_json, storm_gzip
 
 USER, PASSWORD = "ops", "digest-Pw-7Qx4"
 SALT, STORED_KEY, SERVER_KEY = "c2FsdFNFQ1JFVDEx", "c3RvcmVkS2V5U0VDUkVU", "c2VydmVyS2V5U0VDUkVU"

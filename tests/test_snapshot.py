@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +24,11 @@ from tests.fixtures import distinct_errors, expected
 from tests.test_cli import ENV, run
 from tests.test_output import SAMPLES
 from zkstorm.errors import ExitCode
+from zkstorm.export.parquet import Lock, Snapshot, list_manifests, table_name
 from zkstorm.records import RECORD_TYPES
-from zkstorm.sandbox import seed
+from zkstorm.sandbox.seed import seed
+from zkstorm.sandbox.synth import cluster
 from zkstorm.schema import columns
-from zkstorm.snapshot import Lock, Snapshot, list_manifests, table_name
-from zkstorm.synth import cluster
 
 
 def snapshot(zk: str, out: Path, *args: str) -> Any:
@@ -154,7 +154,7 @@ def test_no_secret_in_any_file(storm_and_kafka: Chroot, tmp_path: Path) -> None:
 
 def test_schema_round_trip_of_every_record_type(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    at = datetime(2025, 7, 8, 12, 0, tzinfo=timezone.utc)
+    at = datetime(2025, 7, 8, 12, 0, tzinfo=UTC)
     with Snapshot(str(out), snapshot_id="rt", cluster="c", snapshot_time=at) as snap:
         for record in SAMPLES.values():
             snap.add(record)
@@ -315,7 +315,7 @@ def test_manifest_listing_api(storm_and_kafka: Chroot, tmp_path: Path) -> None:
 
 
 def test_readme_documents_the_current_schema() -> None:
-    from zkstorm.snapshot import schema_markdown
+    from zkstorm.export.parquet import schema_markdown
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     documented = readme.split("<!-- schema:start -->\n", 1)[1].split("<!-- schema:end -->", 1)[0]

@@ -10,9 +10,9 @@ from urllib.parse import unquote_plus
 import pytest
 
 from tests.fixtures import FIXTURES, expected, folder
-from zkstorm.collect import decode_node
 from zkstorm.errors import FailureType
 from zkstorm.layout import Roots
+from zkstorm.model.walk import decode_node
 from zkstorm.records import (
     DecodeFailure,
     StormBackpressure,
@@ -263,7 +263,7 @@ def test_legacy_task_layout_is_recognised() -> None:
 
 
 def test_a_time_no_clock_can_hold_is_a_decode_failure() -> None:
-    from zkstorm.encode import thrift_bytes
+    from zkstorm.sandbox.encode import thrift_bytes
 
     data = thrift_bytes("SupervisorInfo", {"time_secs": 72057595789903933, "hostname": "h"})  # found by the fuzz test
     roots = Roots(storm=("/storm",), kafka=())
@@ -275,7 +275,7 @@ def test_a_time_no_clock_can_hold_is_a_decode_failure() -> None:
 def test_a_topology_named_from_its_id_says_so_in_its_row() -> None:
     """A StormBase without its (Thrift-required) name is undecodable; its row is listed under the name
     its id gives, and says the name is derived, not only a warning on stderr."""
-    from zkstorm.encode import storm_gzip
+    from zkstorm.sandbox.encode import storm_gzip
 
     znodes = expected("storm", "storm2")["znodes"]
     path = next(p for p, v in znodes.items() if v["record_type"] == "StormBase")

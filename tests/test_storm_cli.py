@@ -12,8 +12,8 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.fixtures import FIXTURES, expected, manifest
 from tests.test_cli import run
-from zkstorm.encode import storm_gzip
 from zkstorm.errors import ExitCode
+from zkstorm.sandbox.encode import storm_gzip
 
 # folder → the Storm roots in it
 FOLDERS = {
@@ -231,7 +231,7 @@ def test_storm_roots_finds_every_root(writer: KazooClient, zk_root: Chroot) -> N
 def test_every_root_is_decoded_without_naming_it(writer: KazooClient, zk_root: Chroot) -> None:
     """Two Storm clusters and two Kafka chroots on one ensemble: `get` and `tree` decode paths under all
     of them with no --storm-root or --kafka-root (the flags only choose the cluster for the views)."""
-    from zkstorm.encode import kafka_json
+    from zkstorm.sandbox.encode import kafka_json
 
     base = {"name": "canary", "status": "ACTIVE", "num_workers": 1, "launch_time_secs": 1790000000}
     for root in ("storm-main", "storm-canary"):

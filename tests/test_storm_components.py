@@ -15,10 +15,10 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot
 from tests.test_cli import run
 from tests.test_snapshot import read, snapshot
-from zkstorm.encode import storm_gzip
+from zkstorm.sandbox.encode import storm_gzip
 
 TOPOLOGY = "wordcount-7-1790000000"
-# sorted component ids get task ids 1.. in order, cut into executors larger first (storm.md §5):
+# sorted component ids get task ids 1.. in order, cut into executors larger first (docs/storm-layout.md §5):
 # __acker [1,1]; count [2,2]; sentences [3,3] [4,4]; split [5,6] [7,7] [8,8]
 EXECUTORS = {"1-1": "a", "2-2": "a", "3-3": "a", "5-6": "a", "4-4": "b", "7-7": "b", "8-8": "b"}
 SLOTS = {"a": ("sup-a", 6700, "wkr-a.example.org"), "b": ("sup-b", 6701, "wkr-b.example.org")}
@@ -211,7 +211,10 @@ def test_components_table_shows_the_figures(wordcount: tuple[Chroot, int]) -> No
         "0.6",
     ]
     assert cells["sentences"][:8] == ["spout", "2", "2", "150", "150", "100", "2", "16"]
-    assert cells["count"][-1] == "java.lang.RuntimeException: boom"
+    # the columns the record type leads with (StormComponentStats.TABLE_COLUMNS) end in the last error; the
+    # rest follow, the root last
+    assert cells["count"][14] == "java.lang.RuntimeException: boom"
+    assert cells["count"][-1] == "/storm"
 
 
 def test_components_streams(wordcount: tuple[Chroot, int]) -> None:

@@ -13,7 +13,7 @@ import io
 import json
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from kazoo.client import KazooClient
 from kazoo.security import make_digest_acl
@@ -21,7 +21,7 @@ from rich.console import Console
 
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
-from zkstorm.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.encode import kafka_json, storm_gzip
 
 OSC52 = "\x1b]52;c;ZWNobyBwd25lZA==\x07"  # writes the clipboard
 TITLE = "\x1b]0;owned\x07"  # retitles the window
@@ -146,7 +146,7 @@ def test_history_summary_shows_control_characters_as_escapes() -> None:
     from zkstorm.jobs.incidents import Incident
     from zkstorm.jobs.report import ChartData
 
-    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    when = datetime(2026, 1, 2, tzinfo=UTC)
     incident = Incident(
         cluster="c1", root="/storm", system="storm", kind="errors", level="warning", started=when, ended=None,
         ongoing=True,
@@ -224,7 +224,7 @@ def test_watch_lines_show_control_characters_as_escapes() -> None:
     from zkstorm.render import watch_line
 
     change = WatchChange(
-        round=2, at=datetime(2026, 1, 2, tzinfo=timezone.utc), change="changed", subject=f"offline_partition {TOPIC}-0",
+        round=2, at=datetime(2026, 1, 2, tzinfo=UTC), change="changed", subject=f"offline_partition {TOPIC}-0",
         level="error", detail=f"leader on {HOST}", was=f"leader {OSC52}", root="/",
     )  # fmt: skip
     out = io.StringIO()

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from tests.fixtures import FIXTURES, expected, folder
 from zkstorm.decode.storm_schema import ENUMS, REQUIRED, STRUCTS
 from zkstorm.decode.thrift import ThriftReader, unwrap
-from zkstorm.encode import java_gzip, storm_zstd, thrift_bytes
 from zkstorm.errors import DecodeError, FailureType
+from zkstorm.sandbox.encode import java_gzip, storm_zstd, thrift_bytes
 
 READER = ThriftReader(STRUCTS, ENUMS, REQUIRED)
 

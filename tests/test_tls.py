@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from zkstorm.errors import ZookeeperError
+from zkstorm.sandbox.server import ZkServer, free_port
 from zkstorm.sources.live import ReadOnlySession, TlsOptions
-from zkstorm.zkserver import ZkServer, free_port
 
 
 def _openssl(*args: str, cwd: Path) -> None:

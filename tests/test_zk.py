@@ -16,9 +16,9 @@ from kazoo.security import make_digest_acl
 
 from tests.conftest import SASL_PASSWORD, SASL_USER, Chroot, HugeReplyServer, load_cluster
 from tests.fixtures import SERVER_NODES, all_clusters, manifest
-from zkstorm.errors import NotFoundError, ReplyTooLargeError, RootNotFoundError, ZookeeperError
-from zkstorm.sources.live import Credentials, Denied, RawNode, ReadOnlySession, ReadOnlyViolation, WalkStats, ZkTarget
-from zkstorm.zkserver import four_letter_word
+from zkstorm.errors import NotFoundError, ReadOnlyViolation, ReplyTooLargeError, RootNotFoundError, ZookeeperError
+from zkstorm.sandbox.server import four_letter_word
+from zkstorm.sources.live import Credentials, Denied, RawNode, ReadOnlySession, WalkStats, ZkTarget
 
 
 def _walk(zk: str, path: str = "/", **kwargs: object) -> tuple[list[RawNode | Denied], WalkStats]:
@@ -101,6 +101,13 @@ def test_digest_credentials_open_a_protected_znode(
     creds = Credentials.from_env({"ZKSTORM_AUTH": "digest", "ZKSTORM_USER": "owner", "ZKSTORM_PASSWORD": "pw"})
     with ReadOnlySession(zk_root.zk, credentials=creds) as session:
         assert session.get("/secret").data == b"s"
+    # the front door takes the scheme alone and the rest from the environment, as the CLI's --auth does
+    monkeypatch.setenv("ZKSTORM_USER", "owner")
+    monkeypatch.setenv("ZKSTORM_PASSWORD", "pw")
+    import zkstorm
+
+    with zkstorm.connect(zk_root.zk, credentials="digest") as cluster:
+        assert cluster.get("/secret").data == b"s"
 
 
 def test_sasl_digest_login_works_and_a_wrong_password_is_refused(zk_root: Chroot, tmp_path) -> None:  # type: ignore[no-untyped-def]

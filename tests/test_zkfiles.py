@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
+import zkstorm
 from tests.conftest import Chroot, load_cluster
 from tests.fixtures import FIXTURES as SHARED_FIXTURES
 from tests.fixtures import zkfiles_expected
@@ -405,6 +406,13 @@ def test_a_damaged_log_record_stops_replay_there(tmp_path: Path) -> None:
         assert sum(1 for _ in source.walk("/")) > 400
     result = run("--from-files", str(files), "--best-effort", "--strict", "tree")
     assert result.exit_code == ExitCode.DECODE_FAILURES
+    # what the read left out is the library's to tell too, through the source contract: the CLI opens its
+    # cluster with zkstorm.from_files and reports exactly this
+    with zkstorm.from_files(str(files), best_effort=True) as cluster:
+        assert sum(1 for _ in cluster.tree("/")) > 400
+        assert cluster.source_problems == source.plan.problems
+        assert any("checksum mismatch in the record" in problem for problem in cluster.source_problems)
+    assert any(line.endswith(cluster.source_problems[0]) for line in result.stderr.splitlines())
 
 
 def test_missing_txns_between_files_are_an_error(tmp_path: Path) -> None:

@@ -37,6 +37,7 @@ from tests.test_cli import run
 from tests.test_zkfiles import EXPECTED, FIXTURES, VARIANTS, file_records, folder
 from zkstorm.errors import ExitCode, FilesError, NotFoundError
 from zkstorm.records import Znode
+from zkstorm.sandbox.server import ZkServer
 from zkstorm.sources.base import RawNode, Stat
 from zkstorm.sources.files.jute import MAX_FIELD
 from zkstorm.sources.files.replay import Replay
@@ -59,7 +60,6 @@ from zkstorm.sources.files.txnlog import (
     Txn,
 )
 from zkstorm.sources.live import ReadOnlySession
-from zkstorm.zkserver import ZkServer
 
 # Each op the logs hold is replayed for its own path, for its parent, and once more for a node that may
 # vanish or has created children; a session close up to three times per node its session creates (each
@@ -484,7 +484,7 @@ _PEAK_BYTES = 128 << 20  # what a read of these small files may hold at once, fa
 
 def _plain_snapshot_lengths(stream: bytes) -> list[int]:
     """Offsets of every length and count a decompressed snapshot stream holds: the session count, the
-    ACL cache's sizes and strings, each node's path and data lengths (zookeeper-files.md §3)."""
+    ACL cache's sizes and strings, each node's path and data lengths (docs/zookeeper-files.md §3)."""
     found = [16]
     pos = 20 + 12 * _INT.unpack_from(stream, 16)[0]
     found.append(pos)

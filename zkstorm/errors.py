@@ -1,6 +1,7 @@
-"""The error tree and exit codes.
+"""Every exception zkstorm raises, and the exit codes they end in (as kazoo keeps its errors in one
+``exceptions`` module: a caller finds them all in one place).
 
-The library raises these and never prints or exits; the one handler in ``cli.py`` maps each to its
+The library raises these and never prints or exits; the one handler in ``cli/app.py`` maps each to its
 exit code, so a script can tell "ZooKeeper unreachable" from "topology not found" without parsing text.
 """
 
@@ -44,10 +45,22 @@ class UsageError(ZkstormError):
     exit_code = ExitCode.USAGE
 
 
+class AmbiguousTopology(UsageError):
+    """A topology name that matches several ids (a resubmitted topology, or two clusters' worth)."""
+
+
 class ZookeeperError(ZkstormError):
     """The ensemble cannot be used: unreachable, auth refused, bad connect string, session lost."""
 
     exit_code = ExitCode.ZOOKEEPER
+
+
+class BadConnectString(ZookeeperError):
+    """A ``--zk`` value that cannot name an ensemble (exit 3, like an unreachable one)."""
+
+
+class ReadOnlyViolation(ZkstormError):
+    """Raised if anything tries to send a non-read request through the inspector's session."""
 
 
 class NotAllowedError(ZookeeperError):
@@ -137,6 +150,15 @@ class FilesError(ZkstormError):
     truncation), or with txns missing between them. The message names the file and the offset."""
 
     exit_code = ExitCode.FILES
+
+
+class UnusableSnapshotError(FilesError):
+    """The snapshot file chosen failed its full check; the next older one is tried, as ZooKeeper would."""
+
+
+class JuteError(ValueError):
+    """The bytes of a ZooKeeper file do not hold the jute record expected here. The file's reader catches
+    it and tells it as a ``FilesError`` naming the file and the offset; it never reaches the user as is."""
 
 
 class SnapshotError(ZkstormError):

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 
+from .defaults import KAFKA_ROOT, STORM_ROOT
+
 STORM = "storm"
 KAFKA = "kafka"
 
@@ -50,8 +52,8 @@ def matches(pattern: tuple[str, ...], segments: list[str]) -> bool:
 class Roots:
     """The Storm and Kafka roots to interpret paths under."""
 
-    storm: tuple[str, ...] = ("/storm",)
-    kafka: tuple[str, ...] = ("/",)
+    storm: tuple[str, ...] = (STORM_ROOT,)
+    kafka: tuple[str, ...] = (KAFKA_ROOT,)
 
     def locate(self, path: str) -> list[tuple[str, str, str]]:
         """Every (system, root, relative path) that ``path`` falls under, most specific root first."""
@@ -87,7 +89,11 @@ def _ordered(roots: Roots) -> tuple[dict[str, tuple[_Entry, ...]], tuple[_Entry,
 
 DEFAULT_ROOTS = Roots()
 
-# Subtrees whose payloads are secret by nature (storm.md §4.7, §4.10; kafka.md §1, §3.10, §3.16).
+# Storm UI's stats windows ("Show: 10m 0s / 3h 0m 0s / 1d 0h 0m 0s / All time") → the key a worker
+# heartbeat's ExecutorStats keeps each window's counters under (StatsUtil.java)
+STATS_WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}
+
+# Subtrees whose payloads are secret by nature (docs/storm-layout.md §4, docs/kafka-layout.md §1).
 # Their raw bytes and undecoded values are never shown without --show-secrets; decoders of these
 # paths redact field by field. They are matched as a path *suffix* under any root: redaction must not
 # depend on the operator passing the right --storm-root/--kafka-root (hiding an unrelated node that
@@ -111,7 +117,7 @@ def is_secret_path(path: str) -> bool:
 
 # --- root discovery ------------------------------------------------------------------------------------
 
-# A Storm root holds both of these (storm.md §2); a Kafka chroot holds brokers/ids or brokers/topics.
+# A Storm root holds both of these (docs/storm-layout.md §2); a Kafka chroot holds brokers/ids or brokers/topics.
 STORM_ROOT_MARKERS = frozenset({"storms", "assignments"})
 KAFKA_ROOT_MARKERS = frozenset({"ids", "topics"})
 # Children never searched for another root: ZooKeeper's own, and Storm's and Kafka's known subtrees

@@ -1,4 +1,14 @@
-"""``emit(records, fmt, out)``: the one writer behind every command's table, JSON, JSONL and CSV.
+"""The one output option and the one emitter: ``Format`` (table, tree, json, jsonl, csv, prometheus) is the
+option's value, resolved once (``--json`` is ``Format.JSON``), and each member writes what a command shows
+(``Shown``): ``Format.CSV.write(shown, sys.stdout)``. As pip-audit's output-format choice is its formatters,
+the member is the writer: a command never branches on the format.
+
+What a command shows is its records, all of one ``primary`` type as a rule (that type's columns head the
+CSV and the table, its ``TABLE_COLUMNS`` order the table), and, where a view has a form of its own, that
+form: a renderable for the terminal (``get``'s znode in full, ``kafka health``'s summary by rule,
+``errors``' traces), one JSON document (``get``, ``diff``), flat CSV rows (``get``). Prometheus is one
+more format: its series come from the records and the view they were read through
+(``export.prometheus``).
 
 Machine formats stream: a walk of a million znodes is written as it is read. Every JSON object starts
 with ``kind`` (``znode``, ``unreadable``, ``decode_failure``, …) so a mixed stream stays parseable.
@@ -14,6 +24,9 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
 from operator import attrgetter
 from typing import Any, TextIO
 
@@ -21,9 +34,58 @@ import orjson
 
 from .render import visible  # rich-free: rich is imported only where a renderable is built
 from .schema import columns, kind_name, to_jsonable
+from .units import iso_utc
 
-MACHINE_FORMATS = ("json", "jsonl", "csv")
-FORMATS = ("table", *MACHINE_FORMATS)
+
+@dataclass
+class Shown:
+    """What one command shows, in whatever format it is asked for.
+
+    ``records`` are its rows (a stream, for a walk), of the ``primary`` type as a rule; a machine format
+    writes every record, the table and CSV only the primary ones and hand back the rest. The optional
+    fields are the view's own forms, where it has one: ``table`` the renderable a terminal shows instead
+    of the record table (given the width and ``--wide``), ``document`` the one JSON document written
+    instead of the records, ``flat`` the (header, rows) written as CSV instead. For Prometheus, ``view``
+    is what the records were read through (a view of the model, or a report) and ``as_of_secs`` and
+    ``problems`` what every exposition carries (when the data was current, what could not be read)."""
+
+    records: Iterable[Any]
+    primary: type
+    title: str | None = None
+    table: Callable[..., Any] | None = None  # (width=, wide=) → a renderable
+    document: Any = None
+    flat: tuple[Sequence[str], Iterable[dict[str, Any]]] | None = None
+    view: Any = None
+    as_of_secs: float | None = None
+    problems: Sequence[Any] = ()
+
+
+class Format(StrEnum):
+    """The output formats, each the writer of itself (``write``)."""
+
+    TABLE = "table"
+    TREE = "tree"
+    JSON = "json"
+    JSONL = "jsonl"
+    CSV = "csv"
+    PROMETHEUS = "prometheus"
+
+    @property
+    def streams(self) -> bool:
+        """Whether the records are written as they come (a walk's lines appear as it reads), rather than
+        gathered first for a layout (a table, a tree) or a scrape (Prometheus)."""
+        return self in (Format.JSON, Format.JSONL, Format.CSV)
+
+    def write(self, shown: Shown, out: TextIO, *, console: Any = None, wide: bool = False) -> list[Any]:
+        """Write ``shown`` to ``out`` in this format; return the records it could not carry (CSV and the
+        table write the primary type's only). A table or tree fits ``console``'s width (one on ``out`` when
+        none is given) unless ``wide``."""
+        return _WRITERS[self](shown, out, console, wide)
+
+
+# The formats of a view's rows, and of the views that also have Prometheus series.
+VIEW_FORMATS = (Format.TABLE, Format.JSON, Format.JSONL, Format.CSV)
+METRIC_FORMATS = (*VIEW_FORMATS, Format.PROMETHEUS)
 # Lines gathered before one write: a write per line cost as much as encoding it, and a walk yields
 # thousands of lines per second, so the stream still moves as the walk reads.
 _LINES_PER_WRITE = 256
@@ -96,6 +158,111 @@ def json_bytes(record: Any) -> bytes:
         return json.dumps(_json_object(record), ensure_ascii=True, separators=(",", ":")).encode()
 
 
+def _write_table(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[Any]:
+    rows: list[Any] = []
+    others: list[Any] = []
+    if shown.table is None:
+        for record in shown.records:
+            (rows if type(record) is shown.primary else others).append(record)
+    console = console or terminal(out)
+    if shown.table is not None:
+        console.print(shown.table(width=console.width, wide=wide))
+    else:
+        from .render import record_table
+
+        console.print(record_table(rows, shown.primary, title=shown.title, width=console.width, wide=wide))
+    return others
+
+
+def _write_tree(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[Any]:
+    """The walked znodes as a tree, unreadable ones among them; failure records go back to the caller."""
+    from .records import Unreadable, Znode
+    from .render import znode_tree
+
+    znodes: list[Znode] = []
+    unreadable: list[Unreadable] = []
+    others: list[Any] = []
+    for record in shown.records:
+        kind = type(record)
+        (znodes if kind is Znode else unreadable if kind is Unreadable else others).append(record)
+    rendered = znode_tree(znodes, unreadable)
+    if rendered is not None:
+        (console or terminal(out)).print(rendered)
+    return others
+
+
+def terminal(out: TextIO | None = None) -> Any:
+    """The rich console a table or tree is drawn on: ``out`` (stdout by default), its width and colours as
+    rich finds them (``COLUMNS``, ``NO_COLOR``), no highlighting of what merely looks like a number or a path."""
+    from rich.console import Console
+
+    return Console(file=out, soft_wrap=False, highlight=False)
+
+
+def _write_json(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[Any]:
+    if shown.document is not None:
+        out.write(json.dumps(shown.document, ensure_ascii=False, indent=2, default=_plain) + "\n")
+    else:
+        _write_lines(shown.records, out, jsonl=False)
+    return []
+
+
+def _write_jsonl(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[Any]:
+    _write_lines(shown.records, out, jsonl=True)
+    return []
+
+
+def _plain(value: Any) -> Any:
+    """What a view's own JSON document holds besides JSON's types: times (as every time is written), or
+    anything else as its text."""
+    return iso_utc(value) if isinstance(value, datetime) else str(value)
+
+
+def _write_csv(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[Any]:
+    writer = csv.writer(out, lineterminator="\n")
+    if shown.flat is not None:
+        header, flat_rows = shown.flat
+        writer.writerow(header)
+        for row in flat_rows:
+            writer.writerow(["" if row.get(n) is None else csv_cell(row[n]) for n in header])
+        return []
+    others: list[Any] = []
+    primary = shown.primary
+    names = [c.name for c in columns(primary)]
+    header_written = False
+    for record in shown.records:
+        if not header_written:
+            writer.writerow(names)  # after the first record, for the same reason as JSON's "["
+            header_written = True
+        if type(record) is not primary:
+            others.append(record)
+            continue
+        row = to_jsonable(record)
+        writer.writerow(["" if row[n] is None else csv_cell(row[n]) for n in names])
+    if not header_written:
+        writer.writerow(names)
+    return others
+
+
+def _write_prometheus(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[Any]:
+    from .export.prometheus import exposition, read_families, series
+
+    records = list(shown.records)
+    families = series(shown.primary, records, shown.view)
+    out.write(exposition([*read_families(shown.as_of_secs or 0.0, shown.problems), *families]))
+    return []
+
+
+_WRITERS: dict[Format, Callable[[Shown, TextIO, Any, bool], list[Any]]] = {
+    Format.TABLE: _write_table,
+    Format.TREE: _write_tree,
+    Format.JSON: _write_json,
+    Format.JSONL: _write_jsonl,
+    Format.CSV: _write_csv,
+    Format.PROMETHEUS: _write_prometheus,
+}
+
+
 def _sink(out: TextIO) -> Callable[[bytes], Any]:
     """A writer of UTF-8 bytes to ``out``: its binary buffer when it has one (after flushing what the
     text layer holds, so the order is kept), else decoded text."""
@@ -106,59 +273,12 @@ def _sink(out: TextIO) -> Callable[[bytes], Any]:
     return lambda data: out.write(data.decode())
 
 
-def emit(
-    records: Iterable[Any],
-    fmt: str,
-    out: TextIO,
-    *,
-    primary: type,
-    console: Any = None,
-    table_columns: Sequence[str] | None = None,
-    title: str | None = None,
-    wide: bool = False,
-) -> list[Any]:
-    """Write ``records`` in ``fmt``; return the records CSV or the table could not carry. A table fits
-    the console's width unless ``wide`` (``render.record_table``)."""
-    others: list[Any] = []
-    if fmt in ("jsonl", "json"):
-        _write_json(records, fmt, out)
-    elif fmt == "csv":
-        names = [c.name for c in columns(primary)]
-        writer = csv.writer(out, lineterminator="\n")
-        header_written = False
-        for record in records:
-            if not header_written:
-                writer.writerow(names)  # after the first record, for the same reason as JSON's "["
-                header_written = True
-            if type(record) is not primary:
-                others.append(record)
-                continue
-            row = to_jsonable(record)
-            writer.writerow(["" if row[n] is None else csv_cell(row[n]) for n in names])
-        if not header_written:
-            writer.writerow(names)
-    elif fmt == "table":
-        rows: list[Any] = []
-        for record in records:
-            (rows if type(record) is primary else others).append(record)
-        from rich.console import Console
-
-        from .render import record_table
-
-        console = console or Console(file=out)
-        console.print(record_table(rows, primary, title=title, only=table_columns, width=console.width, wide=wide))
-    else:
-        raise ValueError(f"unknown format {fmt!r}")
-    return others
-
-
-def _write_json(records: Iterable[Any], fmt: str, out: TextIO) -> None:
+def _write_lines(records: Iterable[Any], out: TextIO, *, jsonl: bool) -> None:
     """JSONL (one object a line) or one JSON array, written in batches of lines. Nothing is written
     until the first record exists: a walk that fails at its start (no such path, no connection) must
     not leave a half-open array on stdout; one that fails later has every record before it written."""
     write = _sink(out)
     lines: list[bytes] = []
-    jsonl = fmt == "jsonl"
     opened = False  # JSON: "[" written
 
     def drain() -> None:
@@ -208,11 +328,3 @@ def csv_cell(value: Any) -> Any:
     if text.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(text):
         return "'" + text
     return text
-
-
-def emit_flat(header: Sequence[str], rows: Iterable[dict[str, Any]], out: TextIO) -> None:
-    """CSV of rows that are already flat (``get``'s stat and decoded fields side by side)."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow(["" if row.get(n) is None else csv_cell(row[n]) for n in header])

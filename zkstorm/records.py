@@ -5,6 +5,9 @@ columns from these annotations, so a field added here shows up everywhere with n
 Fields are scalars or tuples of scalars; nested source data becomes its own record keyed by its parent.
 Every Storm and Kafka record ends with ``root``: the Storm root or Kafka chroot it was read under, so
 the rows of two clusters on one ensemble never mix (in a snapshot, in history, in a diff).
+A record type whose table leads with some columns says so in ``TABLE_COLUMNS`` (its priorities: a narrow
+terminal keeps the leading ones, the rest follow in declaration order and are named under the table);
+every command that shows the type shows it so.
 Records are never changed after they are built, but they are not ``frozen``: a frozen dataclass sets
 each field through ``object.__setattr__``, which made building one cost ~2.7x as much (16 fields:
 2.3 µs against 0.85 µs), and a walk builds one or more per znode.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import ClassVar
 
 
 @dataclass(slots=True, kw_only=True)
@@ -67,12 +71,25 @@ class DecodeFailure:
     encoding: str
 
 
-# --- Storm (storm.md §4–§6; units as named) ----------------------------------------------------------
+# --- Storm (docs/storm-layout.md §4–§5; units as named) ----------------------------------------------------------
 
 
 @dataclass(slots=True, kw_only=True)
 class StormTopology:
     """``storms/{id}``: a StormBase (or a 0.9 Clojure StormBase)."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "name",
+        "status",
+        "num_workers",
+        "num_executors",
+        "launched_at",
+        "action",
+        "action_wait_secs",
+        "owner",
+        "topology_id",
+        "decode_status",
+    )
 
     topology_id: str
     name: str
@@ -116,6 +133,17 @@ class StormComponent:
 class StormExecutor:
     """One executor range of an assignment, with its worker slot and scheduled resources."""
 
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "start_task",
+        "end_task",
+        "host",
+        "port",
+        "start_time_secs",
+        "mem_on_heap_mb",
+        "cpu_pct",
+        "node",
+    )
+
     topology_id: str
     start_task: int
     end_task: int
@@ -134,6 +162,25 @@ class StormExecutor:
 class StormComponentStats:
     """One spout or bolt in one stats window, as Storm UI's topology page shows it, computed from the
     worker heartbeats and the assignment (``model/storm_stats.py`` says how)."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "component",
+        "component_type",
+        "executors",
+        "tasks",
+        "emitted",
+        "transferred",
+        "acked",
+        "failed",
+        "complete_latency_ms",
+        "executed",
+        "execute_latency_ms",
+        "process_latency_ms",
+        "capacity",
+        "stale_executors",
+        "last_error_at",
+        "last_error",
+    )
 
     topology_id: str
     component: str
@@ -163,6 +210,21 @@ class StormComponentStream:
     """One stream of one component in one window (Storm UI's component page): an output stream, or a
     bolt's input stream from ``source_component``."""
 
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "component",
+        "direction",
+        "stream",
+        "source_component",
+        "emitted",
+        "transferred",
+        "acked",
+        "failed",
+        "executed",
+        "complete_latency_ms",
+        "execute_latency_ms",
+        "process_latency_ms",
+    )
+
     topology_id: str
     component: str
     component_type: str | None
@@ -184,6 +246,18 @@ class StormComponentStream:
 @dataclass(slots=True, kw_only=True)
 class StormSupervisor:
     """``supervisors/{id}``: a supervisor's heartbeat (ephemeral: present means alive)."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "hostname",
+        "used_ports",
+        "ports",
+        "uptime_secs",
+        "version",
+        "memory_capacity_mb",
+        "cpu_capacity_pct",
+        "supervisor_id",
+        "decode_status",
+    )
 
     supervisor_id: str
     hostname: str | None  # None (and the rest): a registration that could not be decoded
@@ -208,7 +282,19 @@ class StormSupervisor:
 @dataclass(slots=True, kw_only=True)
 class StormWorker:
     """``workerbeats/{topology}/{node}-{port}``: a worker heartbeat. Age and staleness are derived
-    against the time of the read (``health.py``), so they are None straight out of the decoder."""
+    against the time of the read (``model/storm.py``'s joins), so they are None straight out of the decoder."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "host",
+        "port",
+        "age_secs",
+        "stale",
+        "uptime_secs",
+        "num_executor_stats",
+        "topology_id",
+        "node",
+        "decode_status",
+    )
 
     topology_id: str
     node: str
@@ -229,6 +315,20 @@ class StormWorker:
 @dataclass(slots=True, kw_only=True)
 class StormExecutorStat:
     """One counter of one executor in one window, flattened from a worker heartbeat."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "topology_id",
+        "node",
+        "port",
+        "start_task",
+        "end_task",
+        "executor_type",
+        "metric",
+        "window",
+        "stream",
+        "source_component",
+        "value",
+    )
 
     topology_id: str
     node: str
@@ -264,6 +364,16 @@ class StormError:
 @dataclass(slots=True, kw_only=True)
 class StormNimbus:
     """``nimbuses/{id}``: a nimbus registration; leadership comes from the leader latch."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "host",
+        "port",
+        "tls_port",
+        "version",
+        "started_secs",
+        "is_leader",
+        "decode_status",
+    )
 
     nimbus_id: str
     host: str
@@ -413,13 +523,25 @@ class DecodeWarning:
     detail: str
 
 
-# --- Kafka (kafka.md §3; times in ms since the epoch as Kafka writes them) --------------------------
+# --- Kafka (docs/kafka-layout.md §3; times in ms since the epoch as Kafka writes them) --------------------------
 
 
 @dataclass(slots=True, kw_only=True)
 class KafkaBroker:
     """``brokers/ids/{id}``: a live broker's registration (ephemeral). Brokers named in replica lists but
     not registered appear with ``alive`` false and nothing else known."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "broker_id",
+        "alive",
+        "host",
+        "port",
+        "rack",
+        "version",
+        "registered_at",
+        "endpoints",
+        "decode_status",
+    )
 
     broker_id: int
     alive: bool
@@ -444,6 +566,16 @@ class KafkaBroker:
 @dataclass(slots=True, kw_only=True)
 class KafkaTopic:
     """``brokers/topics/{topic}``: the replica assignment's envelope."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "topic",
+        "partition_count",
+        "replication_factor",
+        "reassigning_partitions",
+        "version",
+        "topic_id",
+        "decode_status",
+    )
 
     topic: str
     version: int | None
@@ -488,7 +620,22 @@ class KafkaPartitionState:
 @dataclass(slots=True, kw_only=True)
 class KafkaPartition:
     """A partition joined from its assignment and state, with its health as ``kafka-topics --describe``
-    judges it from ZooKeeper alone (kafka.md §3.5). ``health`` is ``unknown`` when the state is unreadable."""
+    judges it from ZooKeeper alone (docs/kafka-layout.md §3.5). ``health`` is ``unknown`` when the state is
+    unreadable."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "topic",
+        "partition",
+        "leader",
+        "isr",
+        "replicas",
+        "health",
+        "state_problem",
+        "min_isr",
+        "leader_epoch",
+        "adding_replicas",
+        "removing_replicas",
+    )
 
     topic: str
     partition: int
@@ -715,6 +862,8 @@ class KafkaRoot:
 class KafkaFinding:
     """One explained health finding (``kafka health``). ``finding`` names the rule (``offline_partition``,
     ``under_min_isr``, …); it is not called ``kind``, which every JSON object uses for its record type."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("level", "finding", "detail")
 
     finding: str
     level: str  # error, warning, info

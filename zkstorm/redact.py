@@ -25,7 +25,8 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
-HIDDEN = "<hidden>"
+HIDDEN = "<hidden>"  # what a log line shows for a password it carries
+REDACTED = "<redacted>"  # what a record shows for a secret value it holds (unless --show-secrets)
 
 # A quoted literal as Python's messages write one: 'x', "x", b'x', with backslash escapes inside.
 _QUOTED = re.compile(r"""(?<!\w)b?(['"])(?:\\.|(?!\1).)*?\1""", re.S)

@@ -14,13 +14,15 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .records import Znode
-from .schema import columns, to_jsonable
+from .schema import table_columns, to_jsonable
+from .units import duration_text, plural
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderResult
     from rich.table import Table
     from rich.text import Text
+
+    from .records import Znode
 
 # What a terminal would act on instead of showing: C0 controls (ESC starts the sequences that write the
 # clipboard, retitle the window or clear the screen; BEL, backspace and CR rewrite what is shown), DEL,
@@ -79,6 +81,8 @@ def znode_label(znode: Znode, name: str) -> Text:
 def znode_tree(znodes: Iterable[Znode], unreadable: Iterable[Any] = ()) -> ZnodeTree | None:
     """A tree of the walked znodes, children in name order; unreadable nodes shown in red."""
     from rich.text import Text
+
+    from .records import Znode
 
     by_path: dict[str, Any] = {z.path: z for z in znodes}
     for item in unreadable:
@@ -207,14 +211,13 @@ def record_table(
     record_type: type,
     *,
     title: str | None = None,
-    only: Sequence[str] | None = None,
     width: int | None = None,
     wide: bool = False,
 ) -> Any:
     """``records`` for a terminal ``width`` columns wide.
 
     One record is shown vertically, every field on a line of its own (as psql's ``\\x``). More are a
-    table of the ``only`` columns (else every column), in that order, which is also their priority: the
+    table whose columns come in the record type's order of priority (``schema.table_columns``): the
     leading columns that fit the width are kept, the rest named in the caption, and a long value ends
     in an ellipsis instead of wrapping into a column of letters. ``wide`` (or no width) shows every
     column, folding long values; machine formats never pass through here."""
@@ -223,10 +226,7 @@ def record_table(
 
     if len(records) == 1:
         return vertical_record(records[0], title=title)
-    cols = columns(record_type)
-    if only is not None:
-        by_name = {c.name: c for c in cols}
-        cols = tuple(by_name[name] for name in only)
+    cols = table_columns(record_type)
     rows = [to_jsonable(record) for record in records]
     cells = [[_cell_text(row[c.name]) for c in cols] for row in rows]
     headers = [c.name.replace("_", " ") for c in cols]
@@ -303,6 +303,31 @@ def key_value_table(pairs: Iterable[tuple[str, Any]]) -> Table:
     return table
 
 
+def znode_detail(detail: Any, *, raw: bool, width: int, wide: bool) -> Any:
+    """``get``'s znode for a terminal (``model.ZnodeDetail``): its stat, then a table (or the fields) of each
+    kind of record decoded from it, its plain value when nothing decoded it, and with ``raw`` its hexdump;
+    a secret's value and bytes hidden as the detail says."""
+    from rich.console import Group
+    from rich.text import Text
+
+    parts: list[Any] = [key_value_table(to_jsonable(detail.znode).items())]
+    for kind in dict.fromkeys(type(r) for r in detail.records):
+        rows = [r for r in detail.records if type(r) is kind]
+        parts.append(record_table(rows, kind, title=kind.__name__, width=width, wide=wide))
+    if detail.redacted and not detail.records:
+        parts.append(Text("value: (redacted: this znode holds secrets; add --show-secrets)"))
+    elif detail.redacted:
+        parts.append(Text("(secret values redacted: add --show-secrets to see them)"))
+    elif detail.value is not None:
+        parts.append(value_text(detail.value))
+    raw_hex = detail.raw_hex() if raw else None
+    if raw and not detail.redacted and detail.data:
+        parts.append(hexdump_text(detail.data))
+    elif raw_hex:
+        parts.append(Text(raw_hex))
+    return Group(*parts)
+
+
 def value_text(value: Any) -> Text:
     """``get``'s value of a znode no decoder claims: its text, or its JSON indented, on as many lines as
     it has (control characters shown as escapes; JSON's own escaping leaves C1 and bidi controls)."""
@@ -328,20 +353,6 @@ def hexdump(data: bytes, limit: int = 4096) -> str:
     return "\n".join(lines)
 
 
-def age(seconds: float | None) -> str:
-    """A short human age: ``45s``, ``12m``, ``3h05m``, ``2d04h``."""
-    if seconds is None:
-        return ""
-    seconds = max(0, int(seconds))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 86400}d{seconds % 86400 // 3600:02d}h"
-
-
 def errors_table(
     errors: Sequence[Any], now_secs: float, *, full: bool = False, title: str | None = None, width: int = 120
 ) -> Table:
@@ -355,7 +366,7 @@ def errors_table(
     widths = {
         "component": max((len(c) for c in components), default=9),
         "time (UTC)": 19,
-        "age": max((len(age(now_secs - e.time_secs)) for e in errors), default=3),
+        "age": max((len(duration_text(now_secs - e.time_secs)) for e in errors), default=3),
         "worker": min(max((len(w) for w in workers), default=6), 40),
     }
     widths = {name: max(w, len(name)) for name, w in widths.items()}
@@ -374,7 +385,7 @@ def errors_table(
         table.add_row(
             _plain(component),
             f"{e.error_at:%Y-%m-%d %H:%M:%S}",
-            age(now_secs - e.time_secs),
+            duration_text(now_secs - e.time_secs),
             _plain(worker),
             # Tabs expanded here: rich measures a tab as one cell but draws it as eight, so a trace's
             # "\tat …" frames would be folded even where the terminal has room for them.
@@ -387,6 +398,22 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def kafka_health(
+    summary: Sequence[Any], findings: Sequence[Any], *, root: str, detail: bool, width: int, wide: bool
+) -> Any:
+    """``kafka health`` for a terminal: the summary by rule (``findings_summary_table``), then with ``detail``
+    every finding as a table of the ``KafkaFinding`` records."""
+    from rich.console import Group
+
+    from .records import KafkaFinding
+
+    title = f"{len(findings)} findings under {root}, by rule"
+    parts: list[Any] = [findings_summary_table(summary, title=title, width=width)]
+    if detail:
+        parts.append(record_table(findings, KafkaFinding, width=width, wide=wide))
+    return Group(*parts)
+
+
 def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, width: int | None = None) -> Table:
     """``kafka health``'s lead: one row per rule. From 100 columns up, the explanation gets the width
     that is left (rule names and counts never wrap, the topics column stays narrow); narrower, each
@@ -396,7 +423,9 @@ def findings_summary_table(summary: Sequence[Any], *, title: str | None = None, 
     rows = []
     for row in summary:
         brokers = (
-            [f"broker{'s' if len(row.brokers) > 1 else ''} {','.join(map(str, row.brokers))}"] if row.brokers else []
+            [f"{plural(len(row.brokers), 'broker', counted=False)} {','.join(map(str, row.brokers))}"]
+            if row.brokers
+            else []
         )
         rows.append((row, [*row.topics, *brokers]))
     if width is not None and width < 100:

@@ -1,4 +1,5 @@
-"""Columns of a record type, derived from its annotations, and the one record → JSON conversion.
+"""Columns of a record type, derived from its annotations (and their order in a table, from its
+``TABLE_COLUMNS``), and the one record → JSON conversion.
 
 Only this module reads annotations. The table renderer, the JSON/CSV writers, and later the Parquet
 writer and the Spark job all ask ``columns()`` so that every output agrees on names, order and types.
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
+
+from .units import iso_utc
 
 _SCALARS: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool", datetime: "datetime"}
 
@@ -51,6 +54,15 @@ def columns(record_type: type) -> tuple[Column, ...]:
     return tuple(out)
 
 
+@cache
+def table_columns(record_type: type) -> tuple[Column, ...]:
+    """The columns of a record type in a table's order of priority: its ``TABLE_COLUMNS`` first (record
+    metadata, so every view of the type agrees), then the rest as declared (``root`` last)."""
+    by_name = {c.name: c for c in columns(record_type)}
+    leading = [by_name[name] for name in getattr(record_type, "TABLE_COLUMNS", ())]
+    return (*leading, *(c for c in by_name.values() if c not in leading))
+
+
 def kind_name(record_type: type) -> str:
     """The record kind as written in outputs: ``StormError`` → ``storm_error``."""
     name = record_type.__name__
@@ -59,7 +71,7 @@ def kind_name(record_type: type) -> str:
 
 def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
+        return iso_utc(value)
     if isinstance(value, tuple):
         return [_jsonable(v) for v in value]
     return value

@@ -1,8 +1,9 @@
-"""The ``zkstorm`` group: global options, the one error → exit-code handler, logging, and the helpers
-every command shares (the format option, opening the cluster model, emitting rows, warnings).
+"""The ``zkstorm`` group: its global options (``context.Settings``), logging, and the one error → exit-code
+handler (``ZkstormGroup``): every error a command lets escape ends as one line on stderr and its
+documented exit code, never a traceback.
 
-A command is options, one call into the model (``zkstorm.model``), one emit. Heavy modules (kazoo,
-rich, pyarrow, the decoders) are imported inside the commands so that ``zkstorm --help`` stays fast.
+Heavy modules (kazoo, rich, pyarrow, the decoders) are imported inside the commands so that
+``zkstorm --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -14,15 +15,16 @@ import os
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import click
 
 from .. import __version__
-from ..errors import ExitCode, Interrupted, UsageError, ZkstormError
+from ..defaults import KAFKA_ROOT, STORM_ROOT, TIMEOUT_SECS, ZK
+from ..errors import ExitCode, Interrupted, ZkstormError
+from .context import Settings, quiet_progress, say, stop_progress
+from .options import Zxid, root_path
 
 log = logging.getLogger("zkstorm")
 
@@ -37,15 +39,6 @@ def _fail(message: str, code: int) -> NoReturn:
     stop_progress()
     say(message)
     sys.exit(code)
-
-
-def say(message: str) -> None:
-    """One line on stderr, ``zkstorm: message``. Messages quote ZooKeeper's paths and names, so they are
-    shown as every value is (``render.visible``: control characters as escapes); rich is loaded only
-    when there is something to say."""
-    from ..render import visible
-
-    click.echo(f"zkstorm: {visible(message)}", err=True)
 
 
 # A walk allocates millions of short-lived containers (decoded dicts, records) that reference counting
@@ -137,117 +130,6 @@ class ZkstormGroup(click.Group):
             _fail(f"internal error: {exception_text(exc)} (run with -vv for the traceback)", ExitCode.ERROR)
 
 
-@dataclass
-class Settings:
-    """The connection and interpretation options shared by every command."""
-
-    zk: str
-    timeout: float
-    auth: str | None
-    tls_ca: str | None
-    tls_cert: str | None
-    tls_key: str | None
-    tls: bool
-    storm_root: str
-    kafka_root: str
-    show_secrets: bool
-    strict: bool
-    from_files: tuple[str, ...] = ()
-    at_zxid: int | None = None
-    best_effort: bool = False
-    wide: bool = False  # tables show every column, folding long values, instead of fitting the terminal
-    opened: Any = None  # the cluster of this command, for its as-of time and what it could not read
-
-    def cluster(self, *, verify_digest: bool = False) -> Any:
-        """The cluster model of this command, on the ensemble or on ZooKeeper's files (``--from-files``;
-        a whole-tree read then checks the replayed tree against the server's digest when
-        ``verify_digest``). Use it as a context manager."""
-        from ..helper import wanted
-        from ..model import Cluster
-
-        self.opened = cluster = Cluster(
-            self.source(verify_digest=verify_digest),
-            storm_root=_root(self.storm_root),
-            kafka_root=_root(self.kafka_root),
-            show_secrets=self.show_secrets,
-            decode_helper=wanted(),
-        )
-        where = " ".join(self.from_files) if self.from_files else self.zk
-        # the files source counts a whole-tree read when it ends (a counter per node costs its speed)
-        count = None if self.from_files else (lambda: cluster.stats.znodes)
-        start_progress(f"reading {where}", count, "znodes")
-        return cluster
-
-    def source(self, *, verify_digest: bool = False) -> Any:
-        from ..sources.live import Credentials, ReadOnlySession, TlsOptions, ZkTarget
-
-        if self.from_files:
-            from ..sources.files.source import FileSource
-
-            return FileSource(
-                self.from_files, at_zxid=self.at_zxid, best_effort=self.best_effort, verify_digest=verify_digest
-            )
-        if self.at_zxid is not None or self.best_effort:
-            raise UsageError("--at-zxid and --best-effort apply only with --from-files")
-        target = ZkTarget.parse(self.zk)
-        credentials = Credentials.from_env(scheme=self.auth)
-        tls = None
-        if self.tls or self.tls_ca or self.tls_cert:
-            tls = TlsOptions(
-                ca=self.tls_ca,
-                certfile=self.tls_cert,
-                keyfile=self.tls_key,
-                keyfile_password=os.environ.get("ZKSTORM_TLS_KEY_PASSWORD"),
-            )
-        return ReadOnlySession(target, timeout=self.timeout, credentials=credentials, tls=tls)
-
-    def source_problems(self) -> list[str]:
-        plan = getattr(self.opened.source, "plan", None) if self.opened is not None else None
-        return list(plan.problems) if plan is not None else []
-
-
-def _root(value: str) -> str:
-    if not value.startswith("/"):
-        raise click.BadParameter(f"roots start with '/': {value!r}")
-    return value.rstrip("/") or "/"
-
-
-class _ZxidType(click.ParamType):
-    name = "zxid"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            zxid = int(value, 0) if str(value).lower().startswith("0x") else int(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a zxid (hex 0x1c8 or decimal 456)", param, ctx)
-        if zxid < 0:
-            self.fail("a zxid is not negative", param, ctx)
-        return zxid
-
-
-_progress: list[Any] = []  # the display of this command, while it shows
-_quiet = False  # -v: log lines instead of a display
-
-
-def start_progress(description: str, count: Any = None, unit: str = "") -> Any:
-    """Show the progress of long work on stderr when it is a terminal (``zkstorm.progress``); stopped by
-    whatever writes the command's result or its error."""
-    from ..progress import NO_PROGRESS, terminal_progress
-
-    stop_progress()
-    progress = NO_PROGRESS if _quiet else terminal_progress()
-    progress.stage(description, count, unit)
-    _progress.append(progress)
-    return progress
-
-
-def stop_progress() -> None:
-    while _progress:
-        _progress.pop().stop()
-
-
 class _OneStyle(logging.Formatter):
     """A logged warning or error reads as every other line zkstorm writes to stderr (``zkstorm: warning:
     …``, as ``warn_about`` words them); -v and -vv's information and debug lines also name their logger.
@@ -270,8 +152,7 @@ def _setup_logging(verbose: int) -> None:
     quoted values from every traceback (``zkstorm.redact``), so no payload or credential reaches it."""
     from ..redact import PayloadFilter
 
-    global _quiet
-    _quiet = verbose > 0
+    quiet_progress(verbose > 0)
     level = logging.WARNING if verbose == 0 else logging.INFO if verbose == 1 else logging.DEBUG
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_OneStyle())
@@ -289,7 +170,7 @@ def _setup_logging(verbose: int) -> None:
 @click.option(
     "--zk",
     envvar="ZKSTORM_ZK",
-    default="127.0.0.1:2181",
+    default=ZK,
     show_default=True,
     help="Ensemble: host:port[,host:port…][/chroot]. Env ZKSTORM_ZK.",
 )
@@ -297,7 +178,7 @@ def _setup_logging(verbose: int) -> None:
     "--timeout",
     envvar="ZKSTORM_TIMEOUT",
     type=click.FloatRange(0.1, 3600),
-    default=10.0,
+    default=TIMEOUT_SECS,
     show_default=True,
     help="Seconds for the whole connection attempt (host lookups included), then to wait for any answer.",
 )
@@ -326,12 +207,18 @@ def _setup_logging(verbose: int) -> None:
 @click.option(
     "--storm-root",
     envvar="ZKSTORM_STORM_ROOT",
-    default="/storm",
+    default=STORM_ROOT,
     show_default=True,
+    callback=root_path,
     help="storm.zookeeper.root of the Storm cluster.",
 )
 @click.option(
-    "--kafka-root", envvar="ZKSTORM_KAFKA_ROOT", default="/", show_default=True, help="Chroot of the Kafka cluster."
+    "--kafka-root",
+    envvar="ZKSTORM_KAFKA_ROOT",
+    default=KAFKA_ROOT,
+    show_default=True,
+    callback=root_path,
+    help="Chroot of the Kafka cluster.",
 )
 @click.option(
     "--from-files",
@@ -344,7 +231,7 @@ def _setup_logging(verbose: int) -> None:
 )
 @click.option(
     "--at-zxid",
-    type=_ZxidType(),
+    type=Zxid(),
     default=None,
     help="With --from-files: replay the logs up to this zxid (hex 0x… or decimal) instead of to the end.",
 )
@@ -361,204 +248,3 @@ def cli(ctx: click.Context, verbose: int, **options: Any) -> None:
     """Read-only inspector for the Storm and Kafka metadata kept in ZooKeeper."""
     _setup_logging(verbose)
     ctx.obj = Settings(**options)
-
-
-# --- helpers the commands share -----------------------------------------------------------------------
-
-
-def format_option(*choices: str, default: str) -> Any:
-    """``-f/--format`` with the command's choices, and ``--json`` as shorthand for ``-f json``."""
-
-    def decorate(fn: Any) -> Any:
-        fn = click.option("--json", "as_json", is_flag=True, help="Shorthand for --format json.")(fn)
-        if "table" in choices:
-            fn = click.option(
-                "--wide",
-                is_flag=True,
-                expose_value=False,
-                callback=_set_wide,
-                help="Tables show every column, folding long values, instead of fitting the terminal.",
-            )(fn)
-        return click.option(
-            "-f",
-            "--format",
-            "fmt",
-            type=click.Choice(choices),
-            default=default,
-            show_default=True,
-            help="Output format.",
-        )(fn)
-
-    return decorate
-
-
-def _set_wide(ctx: click.Context, _param: Any, value: bool) -> None:
-    settings = ctx.find_object(Settings)
-    if settings is not None:
-        settings.wide = value
-
-
-VIEW_FORMATS = ("table", "json", "jsonl", "csv")
-
-
-def stdout_console() -> Any:
-    from rich.console import Console
-
-    stop_progress()
-    return Console(soft_wrap=False, highlight=False)
-
-
-def stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True, highlight=False)
-
-
-def warn_about(problems: Iterable[Any]) -> int:
-    """Report unreadable and undecodable znodes on stderr, one line each (Kafka-lenient decodes as notes);
-    return how many were problems."""
-    from ..records import DecodeFailure, DecodeWarning, Unreadable
-
-    count = 0
-    for record in problems:
-        if isinstance(record, Unreadable):
-            say(f"warning: {record.path}: unreadable ({record.reason})")
-            count += 1
-        elif isinstance(record, DecodeFailure):
-            say(f"warning: {record.path}: cannot decode {record.record_kind}: {record.reason}")
-            count += 1
-        elif isinstance(record, DecodeWarning):  # decoded the way Kafka would; worth a look, not a failure
-            say(f"note: {record.path}: {record.warning}: {record.detail}")
-    return count
-
-
-def finish(settings: Settings, *, notes: bool = True) -> None:
-    """Warn about what the command could not read or decode (the cluster's problems; Kafka's lenient
-    decodes too, as notes, unless ``notes`` is off) and what a best-effort read of files left out; exit 5
-    with ``--strict`` if anything could not be read."""
-    from ..records import DecodeWarning
-
-    stop_progress()
-    problems = settings.opened.problems if settings.opened is not None else []
-    count = warn_about(p for p in problems if notes or not isinstance(p, DecodeWarning))
-    for problem in settings.source_problems():
-        say(f"warning: {problem}")
-    if (count or settings.source_problems()) and settings.strict:
-        sys.exit(ExitCode.DECODE_FAILURES)
-
-
-def emit_rows(
-    settings: Settings,
-    fmt: str,
-    rows: Sequence[Any],
-    primary: type,
-    *,
-    columns: Sequence[str] | None = None,
-    title: str | None = None,
-) -> None:
-    """Write a view's rows in ``fmt``, then report the cluster's problems (``finish``)."""
-    from ..output import emit
-
-    stop_progress()
-    console = stdout_console() if fmt == "table" else None
-    emit(
-        rows, fmt, sys.stdout, primary=primary, console=console, table_columns=columns, title=title, wide=settings.wide
-    )
-    finish(settings)
-
-
-PROMETHEUS_FORMATS = (*VIEW_FORMATS, "prometheus")
-
-
-def emit_prometheus(settings: Settings, families: Sequence[Any]) -> None:
-    """Write a view's metrics as Prometheus text (with when the data was current and what could not be
-    read), then report the cluster's problems on stderr (``finish``)."""
-    from ..export.prometheus import exposition, read_families
-
-    cluster = settings.opened
-    assert cluster is not None  # a view ran on it
-    stop_progress()
-    sys.stdout.write(exposition([*read_families(cluster.now(), cluster.problems), *families]))
-    finish(settings)
-
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds."""
-    value = text.strip().lower()
-    unit = value[-1:] if value[-1:] in _UNITS else "s"
-    number = value[:-1] if value[-1:] in _UNITS else value
-    try:
-        return float(number) * _UNITS[unit]
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a duration like 30s, 15m, 2h, 3d") from None
-
-
-def parse_since(text: str, now: float) -> float:
-    """A duration back from now (``2h``) or an ISO-8601 time (UTC unless it says otherwise) → epoch secs."""
-    from datetime import datetime, timezone
-
-    try:
-        return now - parse_duration(text)
-    except click.BadParameter:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is neither a duration (2h) nor an ISO time (2025-07-08T10:00Z)") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
-def elapsed_since(started: float) -> float:
-    return time.monotonic() - started
-
-
-def watch_option(fn: Any) -> Any:
-    return click.option(
-        "--watch",
-        "watch_every",
-        metavar="DURATION",
-        help="Re-read every DURATION (10s, 1m) and show what appeared, cleared or changed, until Ctrl-C.",
-    )(fn)
-
-
-def watch_view(
-    settings: Settings,
-    fmt: str,
-    every: str,
-    read: Callable[[], Sequence[Any]],
-    to_item: Callable[[Any], Any],
-    show_first: Callable[[Sequence[Any]], None],
-) -> None:
-    """Run a view under ``--watch``: the first round as the view itself (a table) or as every item
-    appearing (JSONL), then one line per change each round; Ctrl-C ends it with exit 130."""
-    from ..output import emit
-    from ..records import WatchChange
-    from ..render import watch_line
-    from ..watch import watch
-
-    if fmt not in ("table", "jsonl"):
-        raise click.UsageError("--watch writes a table or -f jsonl (one change per line)")
-    interval = parse_duration(every)
-    if interval <= 0:
-        raise click.UsageError("--watch takes a positive interval, such as 10s")
-    console = stdout_console()
-    try:
-        for round_, rows, changes in watch(read, to_item, interval_secs=interval):
-            stop_progress()
-            if fmt == "jsonl":
-                emit(changes, "jsonl", sys.stdout, primary=WatchChange)
-            elif round_ == 1:
-                show_first(rows)
-                console.print(f"watching every {every}; Ctrl-C stops", style="dim", highlight=False, markup=False)
-            else:
-                for change in changes:
-                    console.print(watch_line(change))
-            sys.stdout.flush()
-            warn_about(settings.opened.problems if settings.opened is not None else [])
-    except KeyboardInterrupt as exc:
-        sys.exit(exc.exit_code if isinstance(exc, Interrupted) else ExitCode.INTERRUPTED)

@@ -3,24 +3,19 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..errors import ExitCode, RootNotFoundError, UnhealthyError
-from .app import (
-    PROMETHEUS_FORMATS,
-    VIEW_FORMATS,
-    Settings,
-    cli,
-    emit_prometheus,
-    emit_rows,
-    finish,
-    format_option,
-    watch_option,
-    watch_view,
-)
+from ..output import METRIC_FORMATS, VIEW_FORMATS, Format, Shown
+from .app import cli
+from .context import Settings, emit
+from .options import format_option, watch_option
+from .watching import watch_view
+
+if TYPE_CHECKING:
+    from ..model import KafkaHealth
 
 _DEFAULT_MIN_ISR = click.option(
     "--default-min-isr",
@@ -36,43 +31,26 @@ def kafka() -> None:
 
 
 @kafka.command("brokers")
-@format_option(*PROMETHEUS_FORMATS, default="table")
+@format_option(*METRIC_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_brokers(settings: Settings, fmt: str, as_json: bool) -> None:
+def kafka_brokers(settings: Settings, fmt: Format) -> None:
     """Registered brokers, and unregistered ones still named in replica lists (alive = no)."""
     from ..records import KafkaBroker
 
     with settings.cluster() as cluster:
-        rows = cluster.kafka.brokers()
-    if fmt == "prometheus":
-        from ..export.prometheus import kafka_broker_families
-
-        emit_prometheus(settings, kafka_broker_families(cluster.kafka.root, rows))
-        return
-    columns = ["broker_id", "alive", "host", "port", "rack", "version", "registered_at", "endpoints", "decode_status"]
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaBroker, columns=columns)
+        emit(settings, fmt, Shown(cluster.kafka.brokers(), KafkaBroker, view=cluster.kafka))
 
 
 @kafka.command("topics")
 @click.option("--topic", "-t", default=None, help="Only this topic (reads just its znode).")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_topics(settings: Settings, topic: str | None, fmt: str, as_json: bool) -> None:
+def kafka_topics(settings: Settings, topic: str | None, fmt: Format) -> None:
     """Every topic: partitions, replication factor, topic id, reassignments in flight."""
     from ..records import KafkaTopic
 
     with settings.cluster() as cluster:
-        rows = cluster.kafka.topics(topic)
-    columns = [
-        "topic",
-        "partition_count",
-        "replication_factor",
-        "reassigning_partitions",
-        "version",
-        "topic_id",
-        "decode_status",
-    ]
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaTopic, columns=columns)
+        emit(settings, fmt, Shown(cluster.kafka.topics(topic), KafkaTopic))
 
 
 @kafka.command("partitions")
@@ -81,7 +59,7 @@ def kafka_topics(settings: Settings, topic: str | None, fmt: str, as_json: bool)
 @click.option("--under-replicated", is_flag=True, help="Only partitions whose ISR is smaller than their replicas.")
 @click.option("--under-min-isr", is_flag=True, help="Only partitions below min.insync.replicas (or leaderless).")
 @_DEFAULT_MIN_ISR
-@format_option(*PROMETHEUS_FORMATS, default="table")
+@format_option(*METRIC_FORMATS, default=Format.TABLE)
 @click.pass_obj
 def kafka_partitions(
     settings: Settings,
@@ -90,8 +68,7 @@ def kafka_partitions(
     under_replicated: bool,
     under_min_isr: bool,
     default_min_isr: int | None,
-    fmt: str,
-    as_json: bool,
+    fmt: Format,
 ) -> None:
     """Partitions with leader, ISR and health as kafka-topics --describe would judge them."""
     from ..records import KafkaPartition
@@ -104,98 +81,70 @@ def kafka_partitions(
             under_min_isr=under_min_isr,
             default_min_isr=default_min_isr,
         )
-    if fmt == "prometheus":
-        from ..export.prometheus import kafka_partition_families
-
-        emit_prometheus(settings, kafka_partition_families(cluster.kafka.root, rows))
-        return
-    columns = [
-        "topic",
-        "partition",
-        "leader",
-        "isr",
-        "replicas",
-        "health",
-        "state_problem",
-        "min_isr",
-        "leader_epoch",
-        "adding_replicas",
-        "removing_replicas",
-    ]
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaPartition, columns=columns)
+        emit(settings, fmt, Shown(rows, KafkaPartition, view=cluster.kafka))
 
 
 @kafka.command("controller")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_controller(settings: Settings, fmt: str, as_json: bool) -> None:
+def kafka_controller(settings: Settings, fmt: Format) -> None:
     """The active controller and the controller epoch."""
     from ..records import KafkaController
 
     with settings.cluster() as cluster:
         controller, epoch = cluster.kafka.controller()
     title = f"controller epoch {epoch.epoch if epoch else '?'}"
-    emit_rows(settings, "json" if as_json else fmt, [controller], KafkaController, title=title)
+    emit(settings, fmt, Shown([controller], KafkaController, title=title))
 
 
 @kafka.command("configs")
 @click.option("--type", "entity_type", default=None, help="topics, brokers, users, clients, ips or users/clients.")
 @click.option("--name", "entity_name", default=None, help="Only this entity.")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_configs(
-    settings: Settings, entity_type: str | None, entity_name: str | None, fmt: str, as_json: bool
-) -> None:
+def kafka_configs(settings: Settings, entity_type: str | None, entity_name: str | None, fmt: Format) -> None:
     """Dynamic configs and overrides; SCRAM credentials and passwords redacted unless --show-secrets."""
     from ..records import KafkaConfig
 
     with settings.cluster() as cluster:
         rows = cluster.kafka.configs(entity_type=entity_type, entity_name=entity_name)
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaConfig)
+    emit(settings, fmt, Shown(rows, KafkaConfig))
 
 
 @kafka.command("acls")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_acls(settings: Settings, fmt: str, as_json: bool) -> None:
+def kafka_acls(settings: Settings, fmt: Format) -> None:
     """Every ACL, literal and prefixed."""
     from ..records import KafkaAcl
 
     with settings.cluster() as cluster:
-        rows = cluster.kafka.acls()
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaAcl)
+        emit(settings, fmt, Shown(cluster.kafka.acls(), KafkaAcl))
 
 
 @kafka.command("reassignments")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_reassignments(settings: Settings, fmt: str, as_json: bool) -> None:
+def kafka_reassignments(settings: Settings, fmt: Format) -> None:
     """Partitions being moved (KIP-455 in the topic znodes, or the legacy admin znode)."""
     from ..records import KafkaReassignment
 
     with settings.cluster() as cluster:
-        rows = cluster.kafka.reassignments()
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaReassignment)
+        emit(settings, fmt, Shown(cluster.kafka.reassignments(), KafkaReassignment))
 
 
 @kafka.command("consumers")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
+def kafka_consumers(settings: Settings, fmt: Format) -> None:
     """Old (ZooKeeper-based) consumer groups: committed offsets; members and owners too in JSON."""
+    from ..records import KafkaConsumerMember, KafkaConsumerOffset
 
-    from ..records import KafkaConsumerOffset
-
-    fmt = "json" if as_json else fmt
     with settings.cluster() as cluster:
-        offsets: list[Any] = cluster.kafka.consumer_offsets()
-        members = cluster.kafka.consumer_members()
-        owners = cluster.kafka.consumer_owners()
-    if fmt in ("json", "jsonl"):
-        offsets = [*members, *owners, *offsets]
-    live = sorted({m.group for m in members})
+        rows = cluster.kafka.consumers()
+    live = sorted({r.group for r in rows if isinstance(r, KafkaConsumerMember)})
     title = f"old consumer groups; live: {', '.join(live) or 'none'}"
-    emit_rows(settings, fmt, offsets, KafkaConsumerOffset, title=title)
+    emit(settings, fmt, Shown(rows, KafkaConsumerOffset, title=title))
 
 
 @kafka.command("health")
@@ -211,100 +160,66 @@ def kafka_consumers(settings: Settings, fmt: str, as_json: bool) -> None:
 )
 @_DEFAULT_MIN_ISR
 @watch_option
-@format_option(*PROMETHEUS_FORMATS, default="table")
+@format_option(*METRIC_FORMATS, default=Format.TABLE)
 @click.pass_obj
 def kafka_health(
     settings: Settings,
     check: bool,
     detail: bool,
     default_min_isr: int | None,
-    watch_every: str | None,
-    fmt: str,
-    as_json: bool,
+    watch_every: float | None,
+    fmt: Format,
 ) -> None:
     """Explained findings: offline, under-replicated and under-min-ISR partitions, dead brokers in replica
     lists, leader imbalance, stuck deletions, reassignments, the controller, a KRaft migration.
 
     A table leads with one line per rule (count, most affected topics, brokers, what it means);
     --detail adds every finding. JSON, JSONL and CSV carry every finding."""
-    from ..records import KafkaFinding
+    from ..watch import finding_item
 
-    fmt = "json" if as_json else fmt
     if watch_every is not None:
-        from ..watch import finding_item
+        reports: list[KafkaHealth] = []  # the round's report, whose summary leads the first round's table
 
-        def read() -> list[KafkaFinding]:
+        def read() -> list[Any]:
             with settings.cluster() as cluster:
-                return cluster.kafka.health(default_min_isr=default_min_isr)
+                reports[:] = [cluster.kafka.health_report(default_min_isr=default_min_isr)]
+            return reports[0].findings
 
-        def show(findings: Sequence[KafkaFinding]) -> None:
-            _health_table(settings, findings, detail=detail)
-
-        watch_view(settings, fmt, watch_every, read, finding_item, show)
+        watch_view(settings, fmt, watch_every, read, finding_item, lambda _: _shown(reports[0], detail=detail))
         return
     try:
         with settings.cluster() as cluster:
-            if fmt == "prometheus":
-                report = cluster.kafka.health_report(default_min_isr=default_min_isr)
-                findings = report.findings
-            else:
-                findings = cluster.kafka.health(default_min_isr=default_min_isr)
+            report = cluster.kafka.health_report(default_min_isr=default_min_isr)
+            emit(settings, fmt, _shown(report, detail=detail))
     except RootNotFoundError as exc:  # no cluster where one was asked for: a check fails on it as unhealthy
         if check:
             raise UnhealthyError(str(exc)) from None
         raise
-    if fmt == "prometheus":
-        from ..export.prometheus import kafka_broker_families, kafka_finding_families, kafka_partition_families
-
-        root = cluster.kafka.root
-        emit_prometheus(
-            settings,
-            [
-                *kafka_partition_families(root, report.partitions),
-                *kafka_broker_families(root, report.brokers, report.partitions),
-                *kafka_finding_families(root, report.findings),
-            ],
-        )
-    elif fmt == "table":
-        _health_table(settings, findings, detail=detail)
-        finish(settings)
-    else:
-        emit_rows(settings, fmt, findings, KafkaFinding)
-    if check and any(f.level == "error" for f in findings):
+    if check and any(f.level == "error" for f in report.findings):
         sys.exit(ExitCode.UNHEALTHY)
 
 
+def _shown(report: KafkaHealth, *, detail: bool) -> Shown:
+    """The findings; a table leads with their summary by rule (then, with ``detail``, every finding), and
+    the Prometheus series count the report's partitions and brokers too."""
+    from ..records import KafkaFinding
+    from ..render import kafka_health as health_renderable
+
+    def table(width: int, wide: bool) -> object:
+        return health_renderable(
+            report.summary, report.findings, root=report.root, detail=detail, width=width, wide=wide
+        )
+
+    return Shown(report.findings, KafkaFinding, table=table, view=report)
+
+
 @kafka.command("roots")
-@format_option(*VIEW_FORMATS, default="table")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
-def kafka_roots(settings: Settings, fmt: str, as_json: bool) -> None:
+def kafka_roots(settings: Settings, fmt: Format) -> None:
     """Every Kafka chroot on the ensemble (nodes that hold brokers/ids or brokers/topics)."""
     from ..records import KafkaRoot
 
     with settings.cluster() as cluster:
         rows = cluster.kafka_roots()
-    emit_rows(settings, "json" if as_json else fmt, rows, KafkaRoot)
-
-
-def _health_table(settings: Settings, findings: Sequence[Any], *, detail: bool) -> None:
-    """The summary by rule, then (``detail``) every finding."""
-    from ..health import summarize_findings
-    from ..output import emit
-    from ..records import KafkaFinding
-    from ..render import findings_summary_table
-    from .app import stdout_console
-
-    console = stdout_console()
-    root = settings.opened.kafka.root if settings.opened is not None else ""
-    title = f"{len(findings)} findings under {root}, by rule"
-    console.print(findings_summary_table(summarize_findings(findings), title=title, width=console.width))
-    if detail:
-        emit(
-            findings,
-            "table",
-            sys.stdout,
-            primary=KafkaFinding,
-            console=console,
-            table_columns=["level", "finding", "detail"],
-            wide=settings.wide,
-        )
+    emit(settings, fmt, Shown(rows, KafkaRoot))

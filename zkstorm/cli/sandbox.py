@@ -33,7 +33,7 @@ def sandbox() -> None:
 @click.option("--seed/--no-seed", default=True, show_default=True, help="Seed the synthetic clusters.")
 def sandbox_start(state_dir: str | None, scale: int, port: int | None, seed: bool) -> None:
     """Start the sandbox and print the --zk string to use."""
-    from ..sandbox import Sandbox
+    from ..sandbox.seed import Sandbox
 
     box = Sandbox(state_dir)
     started = box.start(port=port)
@@ -47,7 +47,7 @@ def sandbox_start(state_dir: str | None, scale: int, port: int | None, seed: boo
 @click.option("--dir", "state_dir", type=click.Path(file_okay=False), default=None)
 def sandbox_stop(state_dir: str | None) -> None:
     """Stop the sandbox server and delete its data."""
-    from ..sandbox import Sandbox
+    from ..sandbox.seed import Sandbox
 
     click.echo("stopped" if Sandbox(state_dir).stop() else "not running", err=True)
 
@@ -57,7 +57,7 @@ def sandbox_stop(state_dir: str | None) -> None:
 def sandbox_status(state_dir: str | None) -> None:
     """Print the --zk string of the running sandbox (exit 4 when none runs)."""
     from ..errors import NotFoundError
-    from ..sandbox import Sandbox
+    from ..sandbox.seed import Sandbox
 
     box = Sandbox(state_dir)
     if not box.running():

@@ -1,23 +1,19 @@
-"""Kafka znodes → records, for every schema version from 0.8 to 3.9, under any chroot (kafka.md §2–§3).
+"""Kafka znodes → records, for every schema version from 0.8 to 3.9, under any chroot, as Kafka's own
+``ZkData.scala`` (``core/src/main/scala/kafka/zk/``) writes and reads them (``docs/kafka-layout.md``).
 
-JSON is read the way Kafka's Jackson reader reads it: a UTF-8 BOM is skipped, bytes after the first
-JSON value are ignored, duplicate keys keep the last value, and (as Kafka 1.0.1–2.5 did) a parse that
-fails is retried once with backslashes doubled for pre-1.0.1 unescaped strings. Each such leniency
-yields a ``DecodeWarning`` record. Types are not coerced: a string where Kafka wants a number (or the
-reverse) is a ``wrong_type`` failure naming every offending field. Importing this module registers the
-decoders in ``registry.REGISTRY``.
+JSON is read as Kafka's Jackson reader reads it (``jackson``); each leniency used yields a
+``DecodeWarning`` record. Types are not coerced: a string where Kafka wants a number (or the reverse) is
+a ``wrong_type`` failure naming every offending field. Importing this module registers the decoders in
+``registry.REGISTRY``.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from itertools import pairwise
 from typing import Any
-
-import orjson
 
 from ..errors import DecodeError, FailureType
 from ..layout import KAFKA
@@ -47,194 +43,13 @@ from ..records import (
     KafkaTopic,
     KafkaTopicDeletion,
 )
-from . import sniff
-from .registry import REGISTRY, DecodeContext
+from ..redact import REDACTED
+from .jackson import DIGITS, Fields, Json, json_object, json_type, load_json
+from .registry import REGISTRY, DecodeContext, utc
 
-REDACTED = "<redacted>"
-_BOM = b"\xef\xbb\xbf"
 _ENDPOINT = re.compile(
     r"^(?P<listener>[A-Za-z0-9_.-]+)://(?:\[(?P<v6>[0-9A-Fa-f:.%]+)\]|(?P<host>[^:\[\]]*)):(?P<port>-?\d+)$"
 )
-_DIGITS = re.compile(r"^-?\d+$")
-
-
-class Json:
-    """A parsed payload plus the warnings its parsing raised (kind, detail), and the encoding ``sniff``
-    gives the same bytes (``json`` for an object, array or string that parses as it is, else ``text``:
-    a bare number, or a value that parsed only with Kafka's legacy backslash retry)."""
-
-    def __init__(self, value: Any, warnings: list[tuple[str, str]], encoding: str = sniff.JSON) -> None:
-        self.value = value
-        self.warnings = warnings
-        self.encoding = encoding
-
-
-def load_json(data: bytes) -> Json:
-    """The payload read as Kafka's Jackson reader reads it, with a warning for each leniency used.
-
-    Most payloads need none: orjson parses them (several times the stdlib's speed), and the rest, or
-    anything orjson might read otherwise than the stdlib (a BOM, a backslash escape, an integer of 19
-    digits or more, trailing bytes, NaN, a duplicate key), take the stdlib path below. A duplicate key
-    shows as a colon more in the bytes than in orjson's own rewrite of what it parsed (without
-    backslashes, every colon in a string is one in the bytes too)."""
-    if not data.startswith(_BOM) and b"\\" not in data and not _LONG_NUMBER.search(data):
-        try:
-            value = _orjson_loads(data)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            if data.count(b":") == _orjson_dumps(value).count(b":"):
-                return Json(value, [], sniff.JSON if data.lstrip()[:1] in _JSON_START_BYTES else sniff.TEXT)
-    return _load_json_leniently(data)
-
-
-_LONG_NUMBER = re.compile(rb"\d{19}")  # beyond 64 bits orjson reads a float where the stdlib keeps an int
-_JSON_START_BYTES = (b"{", b"[", b'"')
-_orjson_loads, _orjson_dumps = orjson.loads, orjson.dumps
-
-
-def _load_json_leniently(data: bytes) -> Json:
-    warnings: list[tuple[str, str]] = []
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-        warnings.append(("bom_stripped", "a UTF-8 byte order mark was skipped, as Jackson does"))
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DecodeError(
-            f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start}",
-            failure_type=FailureType.INVALID_UTF8,
-            offset=exc.start,
-        ) from None
-    duplicates: list[str] = []
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in items:
-            if key in out:
-                duplicates.append(key)
-            out[key] = value  # last wins, as in Jackson
-        return out
-
-    decoder = json.JSONDecoder(object_pairs_hook=pairs)
-    stripped = text.lstrip()
-    try:
-        value, end = decoder.raw_decode(stripped)
-    except json.JSONDecodeError as exc:
-        try:
-            value, end = decoder.raw_decode(stripped.replace("\\", "\\\\"))
-        except json.JSONDecodeError:
-            raise DecodeError(
-                f"not JSON: {exc.msg} at offset {exc.pos}", failure_type=FailureType.JSON_SYNTAX, offset=exc.pos
-            ) from None
-        stripped = stripped.replace("\\", "\\\\")
-        warnings.append(("legacy_unescaped_backslash", "read with backslashes doubled, as Kafka 1.0.1-2.5 retried"))
-    trailing = stripped[end:]
-    if trailing.strip():
-        count = len(trailing.encode("utf-8"))
-        warnings.append(("trailing_bytes", f"{count} bytes after the JSON value were ignored, as Jackson does"))
-    for key in dict.fromkeys(duplicates):
-        warnings.append(("duplicate_key", f"key {key!r} appears more than once; the last value was used"))
-    retried = any(kind == "legacy_unescaped_backslash" for kind, _ in warnings)
-    return Json(value, warnings, sniff.JSON if stripped[:1] in _JSON_START and not retried else sniff.TEXT)
-
-
-_JSON_START = ("{", "[", '"')
-
-
-def _object(parsed: Json, what: str) -> dict[str, Any]:
-    if not isinstance(parsed.value, dict):
-        raise DecodeError(
-            f"{what} must be a JSON object, found {_json_type(parsed.value)}", failure_type=FailureType.NOT_AN_OBJECT
-        )
-    return parsed.value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-class Fields:
-    """Typed access to a JSON object that collects every type error before failing (one message)."""
-
-    def __init__(self, obj: dict[str, Any], known: tuple[str, ...] = ()) -> None:
-        self.obj = obj
-        self.errors: list[str] = []
-        self.known = set(known)
-
-    def _get(self, key: str, required: bool) -> Any:
-        self.known.add(key)
-        if key not in self.obj:
-            if required:
-                self.errors.append(f"{key}: missing")
-            return None
-        return self.obj[key]
-
-    def integer(self, key: str, required: bool = True) -> int | None:
-        value = self._get(key, required)
-        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-            return value
-        self.errors.append(f"{key}: expected a number, got {_json_type(value)}")
-        return None
-
-    def string(self, key: str, required: bool = True, nullable: bool = False) -> str | None:
-        value = self._get(key, required)
-        if isinstance(value, str) or (value is None and (nullable or not required)):
-            return value
-        self.errors.append(f"{key}: expected a string, got {_json_type(value)}")
-        return None
-
-    def str_ms(self, key: str, required: bool = True) -> int | None:
-        """Milliseconds written as a JSON string (Kafka's ``timestamp``)."""
-        value = self.string(key, required)
-        if value is None:
-            return None
-        if not _DIGITS.match(value):
-            self.errors.append(f"{key}: expected decimal digits in a string, got {value!r}")
-            return None
-        return int(value)
-
-    def int_list(self, key: str, required: bool = True, value: Any = None, label: str | None = None) -> tuple[int, ...]:
-        value = self._get(key, required) if value is None else value
-        if value is None:
-            return ()
-        if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            return tuple(value)
-        self.errors.append(f"{label or key}: expected an array of numbers, got {_json_type(value)}")
-        return ()
-
-    def obj_field(self, key: str, required: bool = True) -> dict[str, Any]:
-        value = self._get(key, required)
-        if value is None:
-            return {}
-        if isinstance(value, dict):
-            return value
-        self.errors.append(f"{key}: expected an object, got {_json_type(value)}")
-        return {}
-
-    def list_field(self, key: str, required: bool = True) -> list[Any]:
-        value = self._get(key, required)
-        if value is None:
-            return []
-        if isinstance(value, list):
-            return value
-        self.errors.append(f"{key}: expected an array, got {_json_type(value)}")
-        return []
-
-    def check(self, what: str) -> None:
-        if self.errors:
-            raise DecodeError(f"{what}: " + "; ".join(self.errors), failure_type=FailureType.WRONG_TYPE)
-
-    def unknown(self) -> list[str]:
-        return sorted(set(self.obj) - self.known)
 
 
 def _warnings(
@@ -255,16 +70,8 @@ def _version_warning(fields: Fields, version: int | None, newest: int, what: str
 
 
 def _ms(value: int | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        raise DecodeError(f"timestamp {value} ms is out of range", failure_type=FailureType.WRONG_TYPE) from None
-
-
-def _segments(context: DecodeContext) -> list[str]:
-    return context.relative.split("/")
+    """Kafka's epoch milliseconds as a UTC datetime (``registry.utc``: out of range is ``value_out_of_range``)."""
+    return None if value is None else utc(value / 1000)
 
 
 def _sequence(name: str) -> int:
@@ -305,8 +112,8 @@ def parse_endpoint(text: str) -> tuple[str, str, int]:
 
 @_payload("kafka_broker")
 def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
-    broker_id_text = _segments(context)[-1]
-    obj = _object(parsed, "a broker registration")
+    broker_id_text = context.segments[-1]
+    obj = json_object(parsed, "a broker registration")
     f = Fields(obj)
     version = f.integer("version")
     # BrokerIdZNode.decode (Kafka's ZkData.scala) reads jmx_port in every version, the top-level host and
@@ -326,7 +133,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         if isinstance(raw, list) and all(isinstance(e, str) for e in raw):
             endpoints = raw
         elif raw is not None:
-            f.errors.append(f"endpoints: expected an array of strings, got {_json_type(raw)}")
+            f.errors.append(f"endpoints: expected an array of strings, got {json_type(raw)}")
         protocol_map = f.obj_field("listener_security_protocol_map", required=False)
         protocols = {str(k): str(v) for k, v in protocol_map.items()}
     features = f.obj_field("features", required=False)
@@ -351,7 +158,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         host, port = _address(parsed_endpoints, protocols)
     broker = KafkaBroker(
         root=context.root,
-        broker_id=int(broker_id_text) if _DIGITS.match(broker_id_text) else -1,
+        broker_id=int(broker_id_text) if DIGITS.match(broker_id_text) else -1,
         alive=True,
         version=version,
         host=host,
@@ -396,7 +203,7 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
     raw = f.obj_field(key, required)
     out: dict[int, tuple[int, ...]] = {}
     for partition, replicas in raw.items():
-        if not _DIGITS.match(str(partition)):
+        if not DIGITS.match(str(partition)):
             f.errors.append(f"{key}: partition key {partition!r} is not an integer")
             continue
         out[int(partition)] = f.int_list(key, value=replicas, label=f"{key}.{partition}")
@@ -405,8 +212,8 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
 
 @_payload("kafka_topic")
 def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
-    topic = _segments(context)[-1]
-    f = Fields(_object(parsed, "a topic znode"))
+    topic = context.segments[-1]
+    f = Fields(json_object(parsed, "a topic znode"))
     version = f.integer("version", required=False)  # TopicZNode.decode does not read it: optional
     partitions = _partition_map(f, "partitions", True)
     adding = _partition_map(f, "adding_replicas", False)
@@ -476,7 +283,7 @@ _STATE_KEYS = frozenset({*_STATE_FIELDS, "isr"})
 
 @_payload("kafka_partition_state")
 def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     topic, partition = segments[-4], segments[-2]
     obj = parsed.value
     if (
@@ -495,7 +302,7 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
             KafkaPartitionState(
                 root=context.root,
                 topic=topic,
-                partition=int(partition) if _DIGITS.match(partition) else -1,
+                partition=int(partition) if DIGITS.match(partition) else -1,
                 leader=obj["leader"],
                 leader_epoch=obj["leader_epoch"],
                 isr=tuple(obj["isr"]),
@@ -509,11 +316,11 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
 
 
 def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, partition: str) -> list[Any]:
-    f = Fields(_object(parsed, "a partition state"))
+    f = Fields(json_object(parsed, "a partition state"))
     state = KafkaPartitionState(
         root=context.root,
         topic=topic,
-        partition=int(partition) if _DIGITS.match(partition) else -1,
+        partition=int(partition) if DIGITS.match(partition) else -1,
         leader=f.integer("leader") or 0,
         leader_epoch=f.integer("leader_epoch") or 0,
         isr=f.int_list("isr"),
@@ -544,7 +351,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
         return _warnings(context, "kafka_controller", None, [("empty_data", "no data where a payload belongs")])
     ephemeral = bool(context.stat.ephemeralOwner) if context.stat is not None else True
     text = data.decode("utf-8", "replace").strip()
-    if _DIGITS.match(text):  # before 0.8.1: the bare broker id
+    if DIGITS.match(text):  # before 0.8.1: the bare broker id
         controller = KafkaController(
             root=context.root,
             broker_id=int(text),
@@ -557,7 +364,7 @@ def decode_controller(context: DecodeContext, data: bytes | None) -> list[Any]:
         return [controller, *_warnings(context, "kafka_controller", None, [("legacy_format", "a bare broker id")])]
     parsed = load_json(data)
     context.encoding = parsed.encoding
-    f = Fields(_object(parsed, "the controller znode"))
+    f = Fields(json_object(parsed, "the controller znode"))
     version = f.integer("version")
     broker_id = f.integer("brokerid")
     timestamp = f.str_ms("timestamp", required=False)
@@ -586,7 +393,7 @@ def _bare_number(context: DecodeContext, data: bytes | None, kind: str) -> tuple
             f"not UTF-8 at offset {exc.start}", failure_type=FailureType.INVALID_UTF8, offset=exc.start
         ) from None
     stripped = text.strip(" \t\r\n")
-    if not _DIGITS.match(stripped):
+    if not DIGITS.match(stripped):
         raise DecodeError(f"expected a bare decimal number, got {text[:40]!r}", failure_type=FailureType.INVALID_NUMBER)
     warnings = [("whitespace_trimmed", "whitespace around the number was trimmed")] if stripped != text else []
     return int(stripped), _warnings(context, kind, None, warnings)
@@ -674,19 +481,19 @@ def _redact(key: str, value: str) -> str:
 
 @_payload("kafka_config")
 def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     if len(segments) >= 5 and segments[-4] == "users" and segments[-2] == "clients":
         entity_type, entity_name = "users/clients", f"{segments[-3]}/clients/{segments[-1]}"
     else:
         entity_type, entity_name = segments[-2], segments[-1]
-    f = Fields(_object(parsed, "a config znode"))
+    f = Fields(json_object(parsed, "a config znode"))
     # ConfigEntityZNode.decode (ZkData.scala) reads "config" alone, when it is there: a znode without a
     # version, or without overrides, is one Kafka reads
     version = f.integer("version", required=False)
     config = f.obj_field("config", required=False)
     for key, value in config.items():
         if not isinstance(value, str):
-            f.errors.append(f"config.{key}: expected a string, got {_json_type(value)}")
+            f.errors.append(f"config.{key}: expected a string, got {json_type(value)}")
     f.check("config znode")
     rows = []
     for key, value in sorted(config.items()):
@@ -719,7 +526,7 @@ def decode_config(context: DecodeContext, parsed: Json) -> list[Any]:
 
 
 def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any]:
-    node = _segments(context)[-1]
+    node = context.segments[-1]
     if not data:
         return _warnings(context, "kafka_config_change", None, [("empty_data", "no data where a payload belongs")])
     parsed = load_json(data)
@@ -729,7 +536,7 @@ def decode_config_change(context: DecodeContext, data: bytes | None) -> list[Any
             root=context.root, node=node, sequence=_sequence(node), version=0, entity_path=f"topics/{parsed.value}"
         )
         return [change, *_warnings(context, "kafka_config_change", parsed)]
-    f = Fields(_object(parsed, "a config change"))
+    f = Fields(json_object(parsed, "a config change"))
     version = f.integer("version")
     # 0.9-0.10.0 wrote entity_type and entity_name; 0.10.1+ writes entity_path
     path = f"{f.string('entity_type')}/{f.string('entity_name')}" if version == 1 else f.string("entity_path") or ""
@@ -797,16 +604,16 @@ def _acl_entry(entry: dict[str, Any], where: str, f: Fields) -> tuple[list[str],
 def _acl_decoder(pattern_type: str) -> Decoder:
     @_payload("kafka_acl")
     def decode_acl(context: DecodeContext, parsed: Json) -> list[Any]:
-        segments = _segments(context)
+        segments = context.segments
         resource_type, resource_name = segments[-2], segments[-1]
-        f = Fields(_object(parsed, "an ACL znode"))
+        f = Fields(json_object(parsed, "an ACL znode"))
         version = f.integer("version")
         entries = f.list_field("acls")
         rows = []
         notes: list[tuple[str, str]] = []
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
-                f.errors.append(f"acls[{i}]: expected an object, got {_json_type(entry)}")
+                f.errors.append(f"acls[{i}]: expected an object, got {json_type(entry)}")
                 continue
             read = _acl_entry(entry, f"acls[{i}]", f)
             if read is not None:
@@ -848,7 +655,7 @@ def _acl_decoder(pattern_type: str) -> Decoder:
 
 
 def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> list[Any]:
-    node = _segments(context)[-1]
+    node = context.segments[-1]
     try:
         text = (data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -872,8 +679,8 @@ def decode_acl_change_literal(context: DecodeContext, data: bytes | None) -> lis
 
 @_payload("kafka_acl_change")
 def decode_acl_change_extended(context: DecodeContext, parsed: Json) -> list[Any]:
-    node = _segments(context)[-1]
-    f = Fields(_object(parsed, "an ACL change"))
+    node = context.segments[-1]
+    f = Fields(json_object(parsed, "an ACL change"))
     f.integer("version")
     change = KafkaAclChange(
         root=context.root,
@@ -894,7 +701,7 @@ def _topic_partitions(f: Fields, with_replicas: bool) -> list[tuple[str, int, tu
     out = []
     for i, entry in enumerate(f.list_field("partitions")):
         if not isinstance(entry, dict):
-            f.errors.append(f"partitions[{i}]: expected an object, got {_json_type(entry)}")
+            f.errors.append(f"partitions[{i}]: expected an object, got {json_type(entry)}")
             continue
         e = Fields(entry)
         topic, partition = e.string("topic"), e.integer("partition")
@@ -907,7 +714,7 @@ def _topic_partitions(f: Fields, with_replicas: bool) -> list[tuple[str, int, tu
 
 @_payload("kafka_reassignment")
 def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "a reassignment"))
+    f = Fields(json_object(parsed, "a reassignment"))
     f.integer("version")
     rows = [
         KafkaReassignment(root=context.root, topic=t, partition=p, target_replicas=r, source="admin")
@@ -919,7 +726,7 @@ def decode_admin_reassignment(context: DecodeContext, parsed: Json) -> list[Any]
 
 @_payload("kafka_preferred_election")
 def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "a preferred replica election"))
+    f = Fields(json_object(parsed, "a preferred replica election"))
     f.integer("version", required=False)
     rows = [KafkaPreferredElection(root=context.root, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)]
     f.check("preferred replica election")
@@ -928,13 +735,13 @@ def decode_preferred_election(context: DecodeContext, parsed: Json) -> list[Any]
 
 def decode_topic_deletion(context: DecodeContext, data: bytes | None) -> list[Any]:
     marked = context.stat.ctime if context.stat is not None else None
-    return [KafkaTopicDeletion(root=context.root, topic=_segments(context)[-1], marked_ms=marked)]
+    return [KafkaTopicDeletion(root=context.root, topic=context.segments[-1], marked_ms=marked)]
 
 
 @_payload("kafka_isr_change")
 def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
-    node = _segments(context)[-1]
-    f = Fields(_object(parsed, "an ISR change notification"))
+    node = context.segments[-1]
+    f = Fields(json_object(parsed, "an ISR change notification"))
     f.integer("version")
     rows = [
         KafkaIsrChange(root=context.root, node=node, topic=t, partition=p) for t, p, _ in _topic_partitions(f, False)
@@ -946,11 +753,11 @@ def decode_isr_change(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_log_dir_event")
 def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "a log dir event"))
+    f = Fields(json_object(parsed, "a log dir event"))
     f.integer("version")
     event = KafkaLogDirEvent(
         root=context.root,
-        node=_segments(context)[-1],
+        node=context.segments[-1],
         broker_id=f.integer("broker") or -1,
         event=f.integer("event") or 0,
     )
@@ -963,8 +770,8 @@ def decode_log_dir_event(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_consumer_member")
 def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
-    segments = _segments(context)
-    f = Fields(_object(parsed, "a consumer registration"))
+    segments = context.segments
+    f = Fields(json_object(parsed, "a consumer registration"))
     version = f.integer("version", required=False)
     subscription = f.obj_field("subscription")
     pattern = f.string("pattern", required=False)
@@ -983,7 +790,7 @@ def decode_consumer_member(context: DecodeContext, parsed: Json) -> list[Any]:
 
 
 def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     try:
         owner = (data or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -996,14 +803,14 @@ def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[An
             root=context.root,
             group=segments[-4],
             topic=segments[-2],
-            partition=int(partition) if _DIGITS.match(partition) else -1,
+            partition=int(partition) if DIGITS.match(partition) else -1,
             owner_thread=owner,
         )
     ]
 
 
 def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[Any]:
-    segments = _segments(context)
+    segments = context.segments
     offset, warnings = _bare_number(context, data, "kafka_consumer_offset")
     if offset is None:
         return warnings
@@ -1012,7 +819,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
         root=context.root,
         group=segments[-4],
         topic=segments[-2],
-        partition=int(partition) if _DIGITS.match(partition) else -1,
+        partition=int(partition) if DIGITS.match(partition) else -1,
         offset=offset,
     )
     return [row, *warnings]
@@ -1023,7 +830,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
 
 @_payload("kafka_cluster_id")
 def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "the cluster id"))
+    f = Fields(json_object(parsed, "the cluster id"))
     record = KafkaClusterId(root=context.root, cluster_id=f.string("id") or "", version=f.string("version") or "")
     f.check("cluster id")
     return [record, *_warnings(context, "kafka_cluster_id", parsed)]
@@ -1031,7 +838,7 @@ def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_producer_id_block")
 def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "the producer id block"))
+    f = Fields(json_object(parsed, "the producer id block"))
     version = f.integer("version")
     broker = f.integer("broker")
     start, end = f.str_ms("block_start"), f.str_ms("block_end")
@@ -1048,7 +855,7 @@ def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_feature")
 def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "the feature znode"))
+    f = Fields(json_object(parsed, "the feature znode"))
     version = f.integer("version")
     status = f.integer("status")
     features = f.obj_field("features", required=False)
@@ -1064,7 +871,7 @@ def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_migration")
 def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "the migration znode"))
+    f = Fields(json_object(parsed, "the migration znode"))
     values = [
         f.integer(k)
         for k in (
@@ -1092,10 +899,10 @@ def decode_migration(context: DecodeContext, parsed: Json) -> list[Any]:
 
 @_payload("kafka_delegation_token")
 def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
-    f = Fields(_object(parsed, "a delegation token"))
+    f = Fields(json_object(parsed, "a delegation token"))
     token = KafkaDelegationToken(
         root=context.root,
-        token_id=_segments(context)[-1],
+        token_id=context.segments[-1],
         owner=f.string("owner", required=False) or "",
         expiry_ms=f.integer("expiryTimestamp", required=False),
         max_ms=f.integer("maxTimestamp", required=False),
@@ -1225,7 +1032,7 @@ def register(registry: Any = REGISTRY) -> None:
 
 
 def broker_placeholder(context: DecodeContext, status: str) -> KafkaBroker | None:
-    name = _segments(context)[-1]
+    name = context.segments[-1]
     if not name.lstrip("-").isdigit():
         return None
     return empty_broker(int(name), alive=True, root=context.root, decode_status=status)  # registered: its znode exists
@@ -1257,7 +1064,7 @@ def empty_broker(broker_id: int, *, alive: bool, root: str, decode_status: str =
 def topic_placeholder(context: DecodeContext, status: str) -> KafkaTopic:
     return KafkaTopic(
         root=context.root,
-        topic=_segments(context)[-1],
+        topic=context.segments[-1],
         version=None,
         topic_id=None,
         partition_count=None,

@@ -1,4 +1,5 @@
-"""The decoder registry: path pattern (relative to a Storm or Kafka root) → decoder.
+"""The decoder registry: path pattern (relative to a Storm or Kafka root) → decoder, and what every
+decoder is given (``DecodeContext``) and shares (``utc``).
 
 The Storm and Kafka decoder modules register themselves here; the walker's consumers ask ``lookup``
 for each znode and fall back to showing the detected encoding where nothing is registered.
@@ -8,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from ..errors import DecodeError, FailureType
 from ..layout import Roots, matches
 
 
@@ -29,6 +32,20 @@ class DecodeContext:
     # Set by a decoder that replaced a secret with "<redacted>": the znode's raw bytes hold what it hid, so
     # ``get`` must not show them either (its hexdump, ``raw_hex``, its plain value) without --show-secrets.
     redacted: bool = False
+
+    @property
+    def segments(self) -> list[str]:
+        """The path's segments below the root: ``["workerbeats", "wordcount-1-1751880000", "node-6700"]``."""
+        return self.relative.split("/")
+
+
+def utc(secs: float) -> datetime:
+    """Epoch seconds read from a payload as a UTC datetime: the one conversion every decoder uses, so a time
+    no clock can hold (a corrupt or hostile value) is a ``value_out_of_range`` failure wherever it is met."""
+    try:
+        return datetime.fromtimestamp(secs, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        raise DecodeError(f"time {secs} is out of range", failure_type=FailureType.VALUE_OUT_OF_RANGE) from None
 
 
 DecodeFn = Callable[[DecodeContext, bytes | None], Sequence[Any]]

@@ -1,6 +1,6 @@
 """Encoding detection for any znode payload, from its bytes alone.
 
-The magic bytes come from the references (storm.md §3.3, kafka.md §1). Order matters: compression and
+The magic bytes are the writers' (docs/storm-layout.md §3, docs/kafka-layout.md §1). Order matters: compression and
 Java serialization have unambiguous magics; Storm's one-byte ``0x07`` directory marker must be checked
 before Thrift; Thrift is only claimed when a whole struct parses to the last byte, since many short
 binary values (a 4-byte blob sequence number) start with a plausible type byte.

@@ -1,13 +1,13 @@
 """Storm znodes → records, for 2.x, 1.x, 0.10 (Thrift in gzip, zstd or raw) and 0.9 (Java-serialized
-Clojure data), with the 0.5–0.7 task layout recognised as legacy. Paths are relative to the Storm root
-(storm.md §2). Importing this module registers every decoder in ``registry.REGISTRY``.
+Clojure data, converted by ``storm_legacy``), with the 0.5–0.7 task layout recognised as legacy. Paths are
+relative to the Storm root, as Storm's ``ClusterUtils.java`` lays them out (``docs/storm-layout.md``);
+worker heartbeats, the bulk of a tree, are read by ``storm_heartbeat``. Importing this module registers
+every Storm decoder in ``registry.REGISTRY``.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
-from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import unquote_plus
 
@@ -21,69 +21,30 @@ from ..records import (
     StormCredential,
     StormError,
     StormExecutor,
-    StormExecutorStat,
     StormLeaderInfo,
     StormLeaderLatch,
-    StormLegacyNode,
     StormLogLevel,
     StormNimbus,
     StormProfileRequest,
     StormSecretKey,
     StormSupervisor,
     StormTopology,
-    StormWorker,
 )
+from ..redact import REDACTED
+from ..units import duration_text, utc_text
 from . import java, sniff
-from .registry import REGISTRY, DecodeContext
-from .storm_schema import ENUMS, REQUIRED, STRUCTS
-from .thrift import ThriftReader, unwrap
+from .registry import REGISTRY, DecodeContext, utc
+from .storm_heartbeat import decode_heartbeat, summarize_heartbeat, worker_placeholder
+from .storm_legacy import (
+    decode_legacy_task_node,
+    legacy_assignment,
+    legacy_error_info,
+    legacy_storm_base,
+    legacy_supervisor,
+)
+from .storm_payload import java_payload, read_thrift, split_slot
 
-READER = ThriftReader(STRUCTS, ENUMS, REQUIRED)
-JAVA_MAGIC = b"\xac\xed\x00\x05"
-REDACTED = "<redacted>"
 DIR_MARKER = b"\x07"
-
-
-# unwrap's envelope name → the encoding ``sniff`` gives the same bytes
-ENVELOPE_ENCODING = {"gzip": sniff.GZIP, "zstd": sniff.ZSTD, "raw": sniff.THRIFT}
-
-
-def read_thrift(record_type: str, data: bytes | None, context: DecodeContext) -> dict[str, Any]:
-    if not data:
-        raise DecodeError(f"no data where a {record_type} belongs", failure_type=FailureType.EMPTY_DATA)
-    payload, envelope = unwrap(data)
-    record = READER.read(record_type, payload)
-    context.encoding = ENVELOPE_ENCODING[envelope]
-    return record
-
-
-def _legacy(data: bytes | None, context: DecodeContext) -> Any | None:
-    """The converted 0.9 Clojure object if ``data`` is Java-serialized, else None."""
-    if data and data[:4] == JAVA_MAGIC:
-        value = java.loads(data)
-        context.encoding = sniff.JAVA
-        return value
-    return None
-
-
-def utc(secs: int | float) -> datetime:
-    """Epoch seconds as a UTC datetime; a value no clock could hold is a decode failure, not a crash."""
-    try:
-        return datetime.fromtimestamp(secs, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        raise DecodeError(f"time {secs} is out of range", failure_type=FailureType.VALUE_OUT_OF_RANGE) from None
-
-
-def _segments(context: DecodeContext) -> list[str]:
-    return context.relative.split("/")
-
-
-def split_slot(name: str) -> tuple[str, int]:
-    """``{supervisor-id}-{port}``: supervisor ids contain dashes, so split at the last one."""
-    node, _, port = name.rpartition("-")
-    if not node or not port.isdigit():
-        raise DecodeError(f"{name!r} is not {{node}}-{{port}}", failure_type=FailureType.BAD_NODE_NAME)
-    return node, int(port)
 
 
 def _status_name(value: Any) -> str:
@@ -94,10 +55,10 @@ def _status_name(value: Any) -> str:
 
 
 def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
-    legacy = _legacy(data, context)
+    topology_id = context.segments[1]
+    legacy = java_payload(data, context)
     if legacy is not None:
-        return _legacy_storm_base(topology_id, legacy, context.root)
+        return legacy_storm_base(topology_id, legacy, context.root)
     base = read_thrift("StormBase", data, context)
     executors: dict[str, int] = base.get("component_executors") or {}
     action = base.get("topology_action_options") or {}
@@ -140,53 +101,6 @@ def decode_storm_base(context: DecodeContext, data: bytes | None) -> list[Any]:
     return [topology, *components]
 
 
-def _legacy_storm_base(topology_id: str, base: dict[str, Any], root: str) -> list[Any]:
-    if base.get("_record", "").rsplit(".", 1)[-1] != "StormBase":
-        raise DecodeError(
-            f"expected a StormBase record, found {base.get('_record')}", failure_type=FailureType.WRONG_RECORD
-        )
-    status = base.get("status") or {}
-    kind = str(status.get(":type", "")).lstrip(":").upper() or "UNKNOWN"
-    executors: dict[str, int] = base.get("component->executors") or {}
-    launch = base.get("launch-time-secs")
-    old = status.get(":old-status") or {}
-    overrides: dict[str, int] = status.get(":executor-overrides") or {}
-    name = base.get("storm-name")
-    topology = StormTopology(
-        topology_id=topology_id,
-        name=name or name_from_id(topology_id),
-        status=kind,
-        num_workers=int(base.get("num-workers") or 0),
-        launch_time_secs=launch,
-        launched_at=utc(launch) if launch is not None else None,
-        owner=None,
-        principal=None,
-        topology_version=None,
-        prev_status=str(old.get(":type")).lstrip(":").upper() if old else None,
-        action="kill" if kind == "KILLED" else "rebalance" if kind == "REBALANCING" else None,
-        action_wait_secs=status.get(":kill-time-secs", status.get(":delay-secs")),
-        rebalance_num_workers=status.get(":num-workers"),
-        num_executors=sum(executors.values()),
-        num_components=len(executors),
-        format="java-0.9",
-        name_derived=not name,
-        root=root,
-    )
-    components = [
-        StormComponent(
-            topology_id=topology_id,
-            component=component,
-            executors=count,
-            rebalance_executors=overrides.get(component),
-            debug_enabled=None,
-            debug_sampling_pct=None,
-            root=root,
-        )
-        for component, count in sorted(executors.items())
-    ]
-    return [topology, *components]
-
-
 def summarize_topology(records: list[Any]) -> str:
     t = records[0]
     return f"{t.name} {t.status} {t.num_workers} workers, {t.num_executors} executors"
@@ -196,10 +110,10 @@ def summarize_topology(records: list[Any]) -> str:
 
 
 def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
-    legacy = _legacy(data, context)
+    topology_id = context.segments[1]
+    legacy = java_payload(data, context)
     if legacy is not None:
-        return _legacy_assignment(topology_id, legacy, context.root)
+        return legacy_assignment(topology_id, legacy, context.root)
     assignment = read_thrift("Assignment", data, context)
     hosts: dict[str, str] = assignment.get("node_host") or {}
     starts: dict[tuple[int, int], int] = assignment.get("executor_start_time_secs") or {}
@@ -229,35 +143,6 @@ def decode_assignment(context: DecodeContext, data: bytes | None) -> list[Any]:
     return rows
 
 
-def _legacy_assignment(topology_id: str, assignment: dict[str, Any], root: str) -> list[Any]:
-    if assignment.get("_record", "").rsplit(".", 1)[-1] != "Assignment":
-        raise DecodeError(
-            f"expected an Assignment record, found {assignment.get('_record')}", failure_type=FailureType.WRONG_RECORD
-        )
-    hosts: dict[str, str] = assignment.get("node->host") or {}
-    starts: dict[tuple[int, int], int] = assignment.get("executor->start-time-secs") or {}
-    rows = []
-    for executor, (node, port) in (assignment.get("executor->node+port") or {}).items():
-        rows.append(
-            StormExecutor(
-                topology_id=topology_id,
-                start_task=int(executor[0]),
-                end_task=int(executor[1]),
-                node=node,
-                port=int(port),
-                host=hosts.get(node),
-                start_time_secs=starts.get(executor),
-                master_code_dir=assignment.get("master-code-dir"),
-                mem_on_heap_mb=None,
-                mem_off_heap_mb=None,
-                cpu_pct=None,
-                root=root,
-            )
-        )
-    rows.sort(key=lambda r: (r.start_task, r.end_task))
-    return rows
-
-
 def summarize_assignment(records: list[Any]) -> str:
     slots = {(r.node, r.port) for r in records}
     return f"{len(records)} executors on {len(slots)} workers, {len({r.node for r in records})} nodes"
@@ -270,9 +155,9 @@ _CPU_KEYS = ("cpu.pcore.percent", "supervisor.cpu.capacity")
 
 
 def decode_supervisor(context: DecodeContext, data: bytes | None) -> list[Any]:
-    supervisor_id = _segments(context)[1]
-    legacy = _legacy(data, context)
-    info = _legacy_supervisor(legacy) if legacy is not None else read_thrift("SupervisorInfo", data, context)
+    supervisor_id = context.segments[1]
+    legacy = java_payload(data, context)
+    info = legacy_supervisor(legacy) if legacy is not None else read_thrift("SupervisorInfo", data, context)
     capacity: dict[str, float] = info.get("resources_map") or {}
     return [
         StormSupervisor(
@@ -295,198 +180,12 @@ def decode_supervisor(context: DecodeContext, data: bytes | None) -> list[Any]:
     ]
 
 
-def _legacy_supervisor(info: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "time_secs": info.get("time-secs"),
-        "hostname": info.get("hostname"),
-        "assignment_id": info.get("assignment-id"),
-        "used_ports": [int(p) for p in info.get("used-ports") or ()],
-        "meta": [int(p) for p in info.get("meta") or () if isinstance(p, int)],
-        "uptime_secs": info.get("uptime-secs"),
-    }
-
-
 def summarize_supervisor(records: list[Any]) -> str:
     s = records[0]
-    return f"{s.hostname} {len(s.used_ports)}/{len(s.ports)} slots used, up {_duration(s.uptime_secs)}"
-
-
-def _duration(secs: int | None) -> str:
-    if secs is None:
-        return "?"
-    days, rest = divmod(int(secs), 86400)
-    hours, rest = divmod(rest, 3600)
-    return f"{days}d{hours}h" if days else f"{hours}h{rest // 60}m" if hours else f"{rest // 60}m{rest % 60}s"
+    return f"{s.hostname} {len(s.used_ports)}/{len(s.ports)} slots used, up {duration_text(s.uptime_secs)}"
 
 
 # --- worker heartbeats --------------------------------------------------------------------------------
-
-_SPOUT_METRICS = ("acked", "failed", "complete_ms_avg")
-_BOLT_METRICS = ("acked", "failed", "process_ms_avg", "executed", "execute_ms_avg")
-
-
-def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, topology_id, slot = _segments(context)
-    node, port = split_slot(slot)
-    legacy = _legacy(data, context)
-    beat: dict[str, Any] | None
-    if legacy is not None:
-        beat = _legacy_heartbeat(legacy)
-    else:
-        beat = None if context.detail else heartbeat_head_and_tail(data)
-        if beat is not None and beat["envelope"] != "raw":
-            # a compressed envelope is all the sniff would check; raw Thrift it skims whole, which the
-            # head-and-tail read did not, so that one is left to the sniff
-            context.encoding = ENVELOPE_ENCODING[beat["envelope"]]
-        if beat is None:
-            beat = read_thrift("ClusterWorkerHeartbeat", data, context)
-    worker = StormWorker(
-        topology_id=topology_id,
-        node=node,
-        port=port,
-        time_secs=beat["time_secs"],
-        heartbeat_at=utc(beat["time_secs"]),
-        uptime_secs=beat["uptime_secs"],
-        num_executor_stats=beat["num_executor_stats"] if "num_executor_stats" in beat else len(beat["executor_stats"]),
-        root=context.root,
-    )
-    if not context.detail:
-        return [worker]
-    return [worker, *_stat_rows(topology_id, node, port, beat["executor_stats"], context.root)]
-
-
-_BEAT_HEAD = struct.Struct(">bhi")  # STRING, field 1, length
-_MAP_HEADER = struct.Struct(">bhbbi")  # MAP, field 2, key type, value type, count
-_TAIL_I32 = struct.Struct(">bhibhib")  # I32 3 time_secs, I32 4 uptime_secs, STOP
-_TAIL_I64 = struct.Struct(">bhqbhib")  # I64 3 time_secs (Storm master), I32 4 uptime_secs, STOP
-
-
-def heartbeat_head_and_tail(data: bytes | None) -> dict[str, Any] | None:
-    """A heartbeat's id, executor count, time and uptime without decoding its executor stats.
-
-    The stats map is ~99% of a heartbeat's bytes and of the cost of decoding it, and a summary needs
-    none of it. Storm writes fields in id order (storm_id, executor_stats, time_secs, uptime_secs), so
-    the head and the fixed-width tail hold everything else. The envelope is decompressed as usual (gzip's
-    CRC vouches for the bytes); any other shape returns None and the caller decodes the whole struct.
-    """
-    if not data:
-        return None
-    try:
-        payload, envelope = unwrap(data)
-        kind, field, size = _BEAT_HEAD.unpack_from(payload, 0)
-        if (kind, field) != (11, 1) or size < 0:
-            return None
-        storm_id = payload[7 : 7 + size].decode("utf-8")
-        kind, field, ktype, vtype, count = _MAP_HEADER.unpack_from(payload, 7 + size)
-        if (kind, field) != (13, 2) or count < 0 or (count and (ktype, vtype) != (12, 12)):
-            return None
-        head_end = 7 + size + _MAP_HEADER.size
-        for tail in (_TAIL_I32, _TAIL_I64):
-            if len(payload) - tail.size < head_end:
-                continue
-            t_kind, t_field, time_secs, u_kind, u_field, uptime, stop = tail.unpack_from(
-                payload, len(payload) - tail.size
-            )
-            if (t_field, u_kind, u_field, stop) == (3, 8, 4, 0) and t_kind == (8 if tail is _TAIL_I32 else 10):
-                if count == 0 and len(payload) - tail.size != head_end:
-                    return None
-                return {
-                    "storm_id": storm_id,
-                    "num_executor_stats": count,
-                    "time_secs": time_secs,
-                    "uptime_secs": uptime,
-                    "envelope": envelope,
-                }
-    except (DecodeError, struct.error, UnicodeDecodeError):
-        return None  # let the full decoder say exactly what is wrong
-    return None
-
-
-def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str, Any]], root: str) -> Iterator[Any]:
-    for (start, end), executor in stats.items():
-        specific = executor.get("specific") or {}
-        executor_type = "spout" if "spout" in specific else "bolt" if "bolt" in specific else None
-        if start == -1:
-            executor_type = None  # the worker's system executor
-        tables: list[tuple[str, dict[str, dict[Any, Any]]]] = [
-            ("emitted", executor.get("emitted") or {}),
-            ("transferred", executor.get("transferred") or {}),
-        ]
-        if executor_type == "spout" or "spout" in specific:
-            tables += [(m, specific["spout"].get(m) or {}) for m in _SPOUT_METRICS]
-        elif "bolt" in specific:
-            tables += [(m, specific["bolt"].get(m) or {}) for m in _BOLT_METRICS]
-        for metric, windows in tables:
-            for window, streams in windows.items():
-                window = str(window)
-                for stream, value in streams.items():
-                    source, stream_id = (stream if isinstance(stream, tuple) else (None, stream))[:2]
-                    # a heartbeat gives hundreds of rows: filled slot by slot, a quarter of the keyword
-                    # call's time (tests/test_storm.py checks every field is set)
-                    row = _bare(StormExecutorStat)
-                    row.topology_id = topology_id
-                    row.node = node
-                    row.port = port
-                    row.start_task = start
-                    row.end_task = end
-                    row.executor_type = executor_type
-                    row.metric = metric
-                    row.window = window
-                    row.stream = str(stream_id)
-                    row.source_component = source
-                    row.value = float(value)
-                    row.root = root
-                    yield row
-
-
-_bare = object.__new__
-
-
-def _legacy_heartbeat(beat: dict[str, Any]) -> dict[str, Any]:
-    stats = {}
-    for executor, executor_stats in (beat.get(":executor-stats") or {}).items():
-        stats[tuple(executor)] = _legacy_executor_stats(executor_stats or {})
-    return {
-        "executor_stats": stats,
-        "time_secs": beat.get(":time-secs"),
-        "uptime_secs": beat.get(":uptime"),
-    }
-
-
-def _legacy_executor_stats(stats: dict[str, Any]) -> dict[str, Any]:
-    def windows(table: Any) -> dict[str, Any]:
-        # 600 → "600", :all-time → ":all-time": the window names 0.10's thriftify-executor-stats gave them
-        return {str(w): v for w, v in (table or {}).items()}
-
-    out = {"emitted": windows(stats.get(":emitted")), "transferred": windows(stats.get(":transferred"))}
-    if stats.get(":type") == ":spout":
-        out["specific"] = {
-            "spout": {
-                "acked": windows(stats.get(":acked")),
-                "failed": windows(stats.get(":failed")),
-                "complete_ms_avg": windows(stats.get(":complete-latencies")),
-            }
-        }
-    elif stats.get(":type") == ":bolt":
-        out["specific"] = {
-            "bolt": {
-                "acked": windows(stats.get(":acked")),
-                "failed": windows(stats.get(":failed")),
-                "process_ms_avg": windows(stats.get(":process-latencies")),
-                "executed": windows(stats.get(":executed")),
-                "execute_ms_avg": windows(stats.get(":execute-latencies")),
-            }
-        }
-    return out
-
-
-def summarize_heartbeat(records: list[Any]) -> str:
-    w = records[0]
-    return f"beat {_when(w.heartbeat_at)}, up {_duration(w.uptime_secs)}, {w.num_executor_stats} executor stats"
-
-
-def _when(moment: datetime) -> str:
-    return moment.isoformat(sep=" ")[:19] + "Z"  # isoformat is several times cheaper than strftime
 
 
 # --- errors -------------------------------------------------------------------------------------------
@@ -512,22 +211,13 @@ def _error(
 
 
 def _error_info(data: bytes | None, context: DecodeContext) -> dict[str, Any]:
-    legacy = _legacy(data, context)
-    if legacy is None:
-        return read_thrift("ErrorInfo", data, context)
-    if not isinstance(legacy, dict) or ":error" not in legacy:
-        raise DecodeError("0.9 error node without :error", failure_type=FailureType.WRONG_RECORD)
-    return {
-        "error": legacy[":error"],
-        "error_time_secs": legacy.get(":time-secs"),
-        "host": legacy.get(":host"),
-        "port": legacy.get(":port"),
-    }
+    legacy = java_payload(data, context)
+    return read_thrift("ErrorInfo", data, context) if legacy is None else legacy_error_info(legacy)
 
 
 def decode_error_node(context: DecodeContext, data: bytes | None) -> list[Any]:
     """``errors/{topology}/{component}/e{seq}``."""
-    _, topology_id, encoded, name = _segments(context)
+    _, topology_id, encoded, name = context.segments
     sequence = int(name[1:]) if name[:1] == "e" and name[1:].isdigit() else None
     return [_error(topology_id, unquote_plus(encoded), _error_info(data, context), sequence, False, context.root)]
 
@@ -538,7 +228,7 @@ def decode_error_component(context: DecodeContext, data: bytes | None) -> list[A
     Told apart by the data, not the name, since a component may itself be called ``x-last-error``."""
     if not data or data == DIR_MARKER:
         return []
-    _, topology_id, name = _segments(context)
+    _, topology_id, name = context.segments
     component = name[: -len("-last-error")] if name.endswith("-last-error") else name
     return [_error(topology_id, unquote_plus(component), _error_info(data, context), None, True, context.root)]
 
@@ -546,7 +236,7 @@ def decode_error_component(context: DecodeContext, data: bytes | None) -> list[A
 def summarize_error(records: list[Any]) -> str:
     e = records[0]
     where = f" {e.host}:{e.port}" if e.host else ""
-    return f"{_when(e.error_at)}{where} {e.first_line[:80]}"
+    return f"{utc_text(e.error_at)}{where} {e.first_line[:80]}"
 
 
 # --- nimbus, leadership, blobs ------------------------------------------------------------------------
@@ -556,7 +246,7 @@ def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
     summary = read_thrift("NimbusSummary", data, context)
     return [
         StormNimbus(
-            nimbus_id=_segments(context)[1],
+            nimbus_id=context.segments[1],
             host=summary["host"],
             port=summary["port"],
             tls_port=summary.get("tlsPort"),
@@ -568,7 +258,7 @@ def decode_nimbus(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_leader_latch(context: DecodeContext, data: bytes | None) -> list[Any]:
-    name = _segments(context)[1]
+    name = context.segments[1]
     _, _, sequence = name.rpartition("-latch-")
     if not sequence.isdigit():
         return []  # not a Curator latch node
@@ -599,7 +289,7 @@ def decode_leader_info(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, key, name = _segments(context)
+    _, key, name = context.segments
     nimbus_id, _, version = name.rpartition("-")
     if not nimbus_id or not version.isdigit():
         raise DecodeError(f"{name!r} is not {{nimbus-id}}-{{version}}", failure_type=FailureType.BAD_NODE_NAME)
@@ -609,14 +299,14 @@ def decode_blob_holder(context: DecodeContext, data: bytes | None) -> list[Any]:
 def decode_blob_sequence(context: DecodeContext, data: bytes | None) -> list[Any]:
     if not data or len(data) != 4:
         raise DecodeError(f"expected a 4-byte int, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
-    return [StormBlobSequence(key=_segments(context)[1], max_sequence=struct.unpack(">i", data)[0], root=context.root)]
+    return [StormBlobSequence(key=context.segments[1], max_sequence=struct.unpack(">i", data)[0], root=context.root)]
 
 
 # --- per-topology settings ----------------------------------------------------------------------------
 
 
 def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     config = read_thrift("LogConfig", data, context)
     levels = [
         StormLogLevel(
@@ -645,7 +335,7 @@ def decode_log_config(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     request = read_thrift("ProfileRequest", data, context)
     ports = request["nodeInfo"]["port"]
     return [
@@ -661,7 +351,7 @@ def decode_profile_request(context: DecodeContext, data: bytes | None) -> list[A
 
 
 def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     creds = read_thrift("Credentials", data, context)
     owner = creds.get("topoOwner")
     context.redacted = not context.show_secrets and bool(creds["creds"])
@@ -684,7 +374,7 @@ def decode_credentials(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, service, topology_id, version = _segments(context)
+    _, service, topology_id, version = context.segments
     key = read_thrift("PrivateWorkerKey", data, context)
     context.redacted = not context.show_secrets
     return [
@@ -702,7 +392,7 @@ def decode_secret_key(context: DecodeContext, data: bytes | None) -> list[Any]:
 
 
 def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]:
-    _, topology_id, slot = _segments(context)
+    _, topology_id, slot = context.segments
     node, port = split_slot(slot)
     if not data or len(data) != 8:
         raise DecodeError(f"expected an 8-byte long, got {len(data or b'')} bytes", failure_type=FailureType.BAD_SIZE)
@@ -717,31 +407,11 @@ def decode_backpressure(context: DecodeContext, data: bytes | None) -> list[Any]
     ]
 
 
-def decode_legacy_task_node(context: DecodeContext, data: bytes | None) -> list[Any]:
-    """The 0.5–0.7 layout: shown as legacy, with the stack-trace text of ``taskerrors`` entries."""
-    segments = _segments(context)
-    layout, topology_id = segments[0], segments[1]
-    task = segments[2] if len(segments) > 2 else ""
-    detail = ""
-    if layout == "taskerrors" and len(segments) == 4 and data:
-        detail = data.decode("utf-8", "replace").split("\n", 1)[0]
-    return [
-        StormLegacyNode(
-            path=context.path,
-            layout=layout,
-            topology_id=topology_id,
-            task_id=int(task) if task.isdigit() else None,
-            detail=detail,
-            root=context.root,
-        )
-    ]
-
-
 # --- placeholders: what an undecodable or unreadable znode stands for, from its path ----------------------
 
 
 def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
-    topology_id = _segments(context)[1]
+    topology_id = context.segments[1]
     return StormTopology(
         topology_id=topology_id,
         name=name_from_id(topology_id),
@@ -767,7 +437,7 @@ def topology_placeholder(context: DecodeContext, status: str) -> StormTopology:
 
 def supervisor_placeholder(context: DecodeContext, status: str) -> StormSupervisor:
     return StormSupervisor(
-        supervisor_id=_segments(context)[1],
+        supervisor_id=context.segments[1],
         hostname=None,
         assignment_id=None,
         time_secs=None,
@@ -786,27 +456,8 @@ def supervisor_placeholder(context: DecodeContext, status: str) -> StormSupervis
     )
 
 
-def worker_placeholder(context: DecodeContext, status: str) -> StormWorker | None:
-    _, topology_id, slot = _segments(context)
-    try:
-        node, port = split_slot(slot)
-    except DecodeError:
-        return None  # not a worker slot name: the failure record alone says so
-    return StormWorker(
-        topology_id=topology_id,
-        node=node,
-        port=port,
-        time_secs=None,
-        heartbeat_at=None,
-        uptime_secs=None,
-        num_executor_stats=None,
-        decode_status=status,
-        root=context.root,
-    )
-
-
 def nimbus_placeholder(context: DecodeContext, status: str) -> StormNimbus:
-    nimbus_id = _segments(context)[1]
+    nimbus_id = context.segments[1]
     host, _, port = nimbus_id.rpartition(":")
     return StormNimbus(
         nimbus_id=nimbus_id,

@@ -1,9 +1,10 @@
-"""Storm's ZooKeeper records as Thrift schemas, written from shared/reference/storm.md §4.
+"""Storm's ZooKeeper records as Thrift schemas, as ``storm.thrift`` defines them
+(``storm-client/src/storm.thrift``; docs/storm-layout.md §4).
 
 Data only: field id → (name, type). Types are wire names (``bool``, ``i32``, ``string``, …), or tuples
 ``("struct", Name)``, ``("enum", Name)``, ``("map", K, V)``, ``("list", E)``, ``("set", E)``. A schema
 is all a TBinaryProtocol reader or writer needs, which is why zkstorm does not use generated code:
-stock generators cannot build Storm's maps keyed by lists and structs (storm.md §8.1).
+stock generators cannot build Storm's maps keyed by lists and structs (docs/storm-layout.md §8).
 """
 
 from __future__ import annotations

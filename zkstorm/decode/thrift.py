@@ -111,7 +111,7 @@ def is_thrift_struct(buf: bytes | memoryview) -> bool:
 #
 # Values come out as plain Python: structs as dicts by field name, enums by name, binary as bytes, lists
 # and sets as lists, maps as dicts. Map keys must be hashable, which is exactly what generated code gets
-# wrong for Storm (storm.md §8.1): list keys become tuples, and struct keys become tuples of their field
+# wrong for Storm (docs/storm-layout.md §8): list keys become tuples, and struct keys become tuples of their field
 # values in field-id order (ExecutorInfo → (start, end), NodeInfo → (node, (port,)), GlobalStreamId →
 # (component, stream)).
 
@@ -581,7 +581,7 @@ _ZLIB_NG_ERROR = cast(type[Exception], _zlib_ng.error)  # its stub declares an i
 def unwrap(data: bytes, limit: int = MAX_DECOMPRESSED) -> tuple[bytes, str]:
     """Strip Storm's serialization delegate envelope: returns (Thrift bytes, envelope name).
 
-    Sniffed from the bytes (storm.md §3.3), since a rolling upgrade leaves gzip, zstd and raw Thrift
+    Sniffed from the bytes (docs/storm-layout.md §3), since a rolling upgrade leaves gzip, zstd and raw Thrift
     side by side. Decompression is capped at ``limit`` bytes, as Storm caps it.
     """
     if data[:2] == b"\x1f\x8b":

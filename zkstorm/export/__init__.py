@@ -1,1 +1,3 @@
-"""The model's records in other shapes: Prometheus text exposition (``prometheus``)."""
+"""The model's records in the shapes that outlive a command: Parquet snapshots committed by their
+manifest (``parquet``, ``manifest``, ``lock``), the diff of two of them (``diff``), and Prometheus text
+exposition (``prometheus``)."""

@@ -1,5 +1,10 @@
 """The model's records as Prometheus text exposition, for node_exporter's textfile collector or a
-Pushgateway (``-f prometheus``).
+Pushgateway (``-f prometheus``, ``output.Format.PROMETHEUS``).
+
+``series`` picks a view's series by the type of its rows: a row type without bounded series (executor
+counters, component streams, znodes) has none, and asking for them is a usage error. What a series
+needs besides the rows (a root's stored error counts, its topology names, the supervisors assignments
+name) it asks of the view the rows were read through, while the cluster is still open.
 
 Written through ``prometheus_client`` (its own escaping and format, which its parser reads back). Every
 series is a gauge of the state the command read; labels are bounded: a root, a topic, a broker id, a
@@ -10,10 +15,12 @@ and units are listed in the README ("Prometheus").
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import UsageError
+from ..layout import name_from_id
 from ..records import (
     DecodeFailure,
     KafkaBroker,
@@ -258,16 +265,50 @@ _COMPONENT_SERIES = (
 )
 
 
-def storm_component_families(root: str, topology: str, components: Sequence[StormComponentStats]) -> list[Family]:
+def storm_component_families(root: str, components: Sequence[StormComponentStats]) -> list[Family]:
     """Storm UI's topology page per component (by topology name, component and window): tuple counts,
-    latencies in seconds, capacity as a ratio, and executors without a fresh heartbeat."""
+    latencies in seconds, capacity as a ratio, and executors without a fresh heartbeat. The topology's
+    name is the one its id gives (``layout.name_from_id``): stable across resubmissions, bounded."""
     labels = ("root", "topology", "component", "window")
     families = [
         (attr, scale, Family(f"storm_component_{name}", text, labels)) for attr, name, text, scale in _COMPONENT_SERIES
     ]
     for c in sorted(components, key=lambda c: (c.component, c.window)):
+        topology = name_from_id(c.topology_id)
         for attr, scale, family in families:
             value = getattr(c, attr)
             if value is not None:
                 family.add(value * scale, root, topology, c.component, c.window)
     return [family for _, _, family in families]
+
+
+# --- a view's series, by the type of its rows ----------------------------------------------------------------
+
+
+def _kafka_health(findings: Sequence[KafkaFinding], report: Any) -> list[Family]:
+    """``kafka health``: the partitions and brokers of the same walk, and the findings (``model.KafkaHealth``)."""
+    return [
+        *kafka_partition_families(report.root, report.partitions),
+        *kafka_broker_families(report.root, report.brokers, report.partitions),
+        *kafka_finding_families(report.root, findings),
+    ]
+
+
+_SERIES: dict[type, Callable[[Sequence[Any], Any], list[Family]]] = {
+    KafkaFinding: _kafka_health,
+    KafkaPartition: lambda rows, view: kafka_partition_families(view.root, rows),
+    KafkaBroker: lambda rows, view: kafka_broker_families(view.root, rows),
+    StormTopology: lambda rows, view: storm_topology_families(view.root, rows, view.stored_error_counts()),
+    StormWorker: lambda rows, view: storm_worker_families(view.root, rows, view.topology_ids()),
+    StormSupervisor: lambda rows, view: storm_supervisor_families(view.root, rows, view.missing_supervisors()),
+    StormComponentStats: lambda rows, view: storm_component_families(view.root, rows),
+}
+
+
+def series(primary: type, rows: Sequence[Any], view: Any) -> list[Family]:
+    """The series of a view's ``rows`` (all of type ``primary``), read through ``view`` (a ``StormCluster``,
+    a ``KafkaCluster``, or for findings the ``KafkaHealth`` report); ``UsageError`` for a type that has none."""
+    make = _SERIES.get(primary)
+    if make is None:
+        raise UsageError(f"{primary.__name__} rows have no Prometheus form (their series would be unbounded)")
+    return make(rows, view)

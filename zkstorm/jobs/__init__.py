@@ -1,1 +1,1 @@
-"""Jobs over the snapshot datasets: the PySpark history job and its report, and snapshot diffs."""
+"""The PySpark history job over the snapshot datasets: its inputs, facts, metrics, incidents and report."""

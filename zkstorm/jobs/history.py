@@ -14,14 +14,15 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 from zkstorm.jobs import incidents as incident_rules
+from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
-from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Window
+from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
+from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
-from zkstorm.jobs.snapshots import SnapshotSet, snapshot_frame
 from zkstorm.jobs.store import HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
 
@@ -123,7 +124,7 @@ def run_history(
             spark,
             sum(r.rows.get(t, 0) for r in selected.snapshots if r.snapshot_id in reading for t in SNAPSHOT_TABLES),
         )
-        readers = {t: sum(t in fact.reads for fact in FACTS) for t in SNAPSHOT_TABLES}
+        readers = {t: sum(t in fact.tables for fact in FACTS) for t in SNAPSHOT_TABLES}
         tables = _Snapshots(selected, reading, readers)
         seen = store if (store is not None and kept) else _Facts()  # a full rebuild de-duplicates afresh
         snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))
@@ -180,7 +181,7 @@ def run_history(
                     result.incidents,
                     title=f"ZooKeeper metadata history: {', '.join(result.clusters)}",
                     subtitle=f"{result.snapshots} snapshots, {_day(result.first)} to {_day(result.last)}, "
-                    f"made by zkstorm history on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC",
+                    f"made by zkstorm history on {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
                 )
             )
     return result
@@ -266,7 +267,7 @@ def _plan_for(spark: Any, rows: int) -> bool:
 def _run_id() -> str:
     import uuid
 
-    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 SHOWN_INCIDENTS = 15
@@ -276,14 +277,33 @@ def _day(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d") if value else "-"
 
 
-def print_summary(result: HistoryResult, console: Any) -> None:
-    """The summary on ``console``: one line per metric, grouped by system, then the newest incidents
-    (drawn by ``zkstorm.render``, as every text that came from ZooKeeper is)."""
+def run(master: str, snapshots: str, **options: Any) -> HistoryResult:
+    """``run_history(session, snapshots, **options)`` on a Spark session of ``master`` (the active one under
+    spark-submit), its failures told in one line: PySpark missing, or the Java exception's own message
+    instead of Py4J's trace."""
+    from zkstorm.errors import ZkstormError
+
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise ZkstormError("history needs PySpark: pip install 'zkstorm[spark]'") from None
+    from zkstorm.jobs.spark import session, spark_error
+
+    try:
+        return run_history(session(master), snapshots, **options)
+    except ZkstormError:
+        raise
+    except Exception as exc:
+        raise ZkstormError(f"the history job failed: {spark_error(exc)}") from None
+
+
+def summary(result: HistoryResult) -> Any:
+    """The run for a terminal: one line per metric, grouped by system, then the newest incidents (drawn by
+    ``zkstorm.render``, as every text that came from ZooKeeper is)."""
     from zkstorm.render import history_summary
 
     if not result.snapshots:
-        console.print("no committed snapshots in that range")
-        return
+        return "no committed snapshots in that range"
     heading = (
         f"{result.snapshots} snapshots of {', '.join(result.clusters)}, "
         f"{_day(result.first)} to {_day(result.last)}; {result.mode} run, read {result.read:,}"
@@ -297,7 +317,12 @@ def print_summary(result: HistoryResult, console: Any) -> None:
         incidents_heading = "no incidents"
     else:
         incidents_heading = f"{len(result.incidents)} incidents" + (f", the newest {len(shown)}:" if more else ":")
-    console.print(history_summary(heading, metrics, [incident_line(i) for i in shown], incidents_heading))
+    return history_summary(heading, metrics, [incident_line(i) for i in shown], incidents_heading)
+
+
+def print_summary(result: HistoryResult, console: Any) -> None:
+    """``summary`` on ``console`` (spark-submit's stderr)."""
+    console.print(summary(result))
 
 
 def _date(value: str) -> date:
@@ -306,9 +331,8 @@ def _date(value: str) -> date:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point under spark-submit (the session comes from the submit)."""
-    from rich.console import Console
-
     from zkstorm.jobs.spark import session
+    from zkstorm.output import terminal
 
     parser = argparse.ArgumentParser(prog="history.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("snapshots")
@@ -322,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     result = run_history(
         spark, args.snapshots, since=args.since, until=args.until, out=args.out, html=args.html, full=args.full
     )
-    print_summary(result, Console(stderr=True))
+    print_summary(result, terminal(sys.stderr))
     return 0
 
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import astuple, dataclass, fields
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from typing import Any
 
-from .metrics import History, presence_grid, signature_column
+from ..units import plural
+from .facts import presence_grid
+from .metrics import History, signature_column
 
 ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
 NAMED = 4  # subjects named in a summary; the rest are counted
@@ -55,9 +57,9 @@ def _F() -> Any:
 def _utc(value: Any) -> datetime:
     """PySpark hands timestamps back as naive local time; dates become the day's midnight UTC."""
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     if isinstance(value, date):
-        return datetime.combine(value, time(0), timezone.utc)
+        return datetime.combine(value, time(0), UTC)
     raise TypeError(f"not a time: {value!r}")
 
 
@@ -93,7 +95,7 @@ def _ranked(frame: Any, group: list[str], key: str, value: str | None, *, amount
     )
 
 
-def _pairs(ranked: list[Any], prefix: str = "") -> list[tuple[str, int]]:
+def paired_with_previous(ranked: list[Any], prefix: str = "") -> list[tuple[str, int]]:
     return [(f"{prefix}{r['name']}", int(r["n"])) for r in ranked]
 
 
@@ -124,7 +126,7 @@ def _absences(h: History, present: Any, key: str) -> list[Any]:
 
 
 def _lasting(snapshots: int, ended: datetime | None) -> str:
-    span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
+    span = plural(snapshots, "snapshot")
     return f"missing in {span}, back {_day(ended)}" if ended else f"missing in {span}, still missing"
 
 
@@ -244,8 +246,8 @@ def partitions_offline(h: History) -> list[Incident]:
     out = []
     for r in found.orderBy("cluster", "root", "started").collect():
         ended = _utc(r["ended"]) if r["ended"] else None
-        worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), _pairs(r["ranked"])
-        span = f"{snapshots} snapshot{'s' if snapshots != 1 else ''}"
+        worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), paired_with_previous(r["ranked"])
+        span = plural(snapshots, "snapshot")
         out.append(
             Incident(
                 cluster=r["cluster"],
@@ -291,7 +293,7 @@ def _partition_changes(h: History, metric_name: str, value: str, kind: str, leve
         return []
     out = []
     for r in _per_snapshot(metric, "broker_id", "topic", value):
-        brokers, topics = _pairs(r["ranked_a"], "broker "), _pairs(r["ranked_b"])
+        brokers, topics = paired_with_previous(r["ranked_a"], "broker "), paired_with_previous(r["ranked_b"])
         brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
         broker_names, topic_names = r["names_a"], r["names"]
         out.append(
@@ -388,8 +390,8 @@ def error_bursts(h: History) -> list[Incident]:
     rows = bursts.join(components, group).join(signatures, group).orderBy(*group).collect()
     out = []
     for r in rows:
-        parts = _pairs(r["components"])
-        top_signature, top_count = _pairs(r["signatures"])[0]
+        parts = paired_with_previous(r["components"])
+        top_signature, top_count = paired_with_previous(r["signatures"])[0]
         out.append(
             Incident(
                 cluster=r["cluster"],

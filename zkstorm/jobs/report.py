@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 import orjson
@@ -167,13 +167,13 @@ def incident_line(incident: Incident) -> str:
 
 def _when(value: Any, *, minutes: bool = False) -> str:
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
     return str(value)
 
 
 def _x(value: Any) -> Any:
     if isinstance(value, datetime):
-        return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, date):
         return value.isoformat()
     return value
@@ -199,7 +199,7 @@ def figure(chart: ChartData, incidents: list[Incident]) -> dict[str, Any]:
     for incident in incidents:
         at, colour = _x(incident.started), LEVEL_COLOURS[incident.level]
         if chart.x == "day":
-            at = incident.started.astimezone(timezone.utc).date().isoformat()
+            at = incident.started.astimezone(UTC).date().isoformat()
         shapes.append(
             {
                 "type": "line",

@@ -57,6 +57,18 @@ def session(master: str | None = None, app_name: str = "zkstorm-history") -> Any
     return SparkSession(context)
 
 
+def spark_error(exc: BaseException) -> str:
+    """One line for a Spark failure: the Java exception's own message, not the Py4J call trace."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        try:
+            return str(java.toString()).splitlines()[0]
+        except Exception:
+            pass
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
 def spark_log() -> str:
     """Where a local Spark's JVM writes its console output."""
     return os.path.join(tempfile.gettempdir(), f"zkstorm-spark-{os.getuid()}.log")

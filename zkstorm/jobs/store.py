@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..errors import ZkstormError
-from .snapshots import text_files
+from ..units import iso_utc, parse_utc
+from .inputs import text_files
 
 STORE = "_history"
 VERSION = 3  # a store of another version is rebuilt, not read (3: facts keyed by root too)
@@ -32,10 +33,6 @@ class Run:
     facts: tuple[str, ...]
     replaces: tuple[str, ...]
     version: int
-
-
-def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value).astimezone(timezone.utc)
 
 
 class HistoryStore:
@@ -53,7 +50,7 @@ class HistoryStore:
                 runs.append(
                     Run(
                         m["run"],
-                        tuple((s["cluster"], s["snapshot_id"], _time(s["snapshot_time"])) for s in m["snapshots"]),
+                        tuple((s["cluster"], s["snapshot_id"], parse_utc(s["snapshot_time"])) for s in m["snapshots"]),
                         tuple(m["facts"]),
                         tuple(m.get("replaces", ())),
                         int(m.get("version", 0)),
@@ -110,10 +107,7 @@ class HistoryStore:
         marker = {
             "run": run_id,
             "version": VERSION,
-            "snapshots": [
-                {"cluster": c, "snapshot_id": i, "snapshot_time": t.astimezone(timezone.utc).isoformat()}
-                for c, i, t in snapshots
-            ],
+            "snapshots": [{"cluster": c, "snapshot_id": i, "snapshot_time": iso_utc(t)} for c, i, t in snapshots],
             "facts": sorted(facts),
             "replaces": replaced,
         }

@@ -1,43 +1,66 @@
 """The cluster model: ``connect`` to an ensemble or open ZooKeeper's files ``from_files``, then ask the
-``Cluster`` for records (``cluster.storm.workers()``, ``cluster.kafka.health()``, ``cluster.get(path)``)."""
+``Cluster`` for records (``cluster.storm.workers()``, ``cluster.kafka.health()``, ``cluster.get(path)``).
+
+These two are the only way to open a cluster: the command line opens every one through them, so what a
+command can do with a source a library caller can do too (credentials and TLS from the environment, the
+decode helper as the CLI runs it).
+"""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from ..defaults import KAFKA_ROOT, STORM_ROOT, TIMEOUT_SECS, ZK
 from .cluster import Cluster, ZnodeDetail
-from .kafka import KafkaCluster
-from .storm import AmbiguousTopology, StormCluster
+from .kafka import KafkaCluster, KafkaHealth
+from .storm import StormCluster
 
-__all__ = ["AmbiguousTopology", "Cluster", "KafkaCluster", "StormCluster", "ZnodeDetail", "connect", "from_files"]
+__all__ = ["Cluster", "KafkaCluster", "KafkaHealth", "StormCluster", "ZnodeDetail", "connect", "from_files"]
+
+TLS_KEY_PASSWORD_ENV = "ZKSTORM_TLS_KEY_PASSWORD"  # a client key's password: from the environment, never argv
+DECODE_HELPER_ENV = "ZKSTORM_DECODE_HELPER"  # 0, false, no or off: never start the decode helper
 
 
 def connect(
-    zk: str = "127.0.0.1:2181",
+    zk: str = ZK,
     *,
-    storm_root: str = "/storm",
-    kafka_root: str = "/",
-    timeout: float = 10.0,
+    storm_root: str = STORM_ROOT,
+    kafka_root: str = KAFKA_ROOT,
+    timeout: float = TIMEOUT_SECS,
     credentials: Any = None,
     tls: Any = None,
+    tls_ca: str | None = None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
     show_secrets: bool = False,
-    decode_helper: bool = False,
+    decode_helper: bool | None = False,
     max_reply: int | None = None,
 ) -> Cluster:
-    """A ``Cluster`` on a live ensemble (``host:port[,host:port…][/chroot]``), read-only by construction.
+    """A ``Cluster`` on a live ensemble (``host:port[,host:port…][/chroot]``), read-only by construction. Use
+    it as a context manager, or call ``open()`` and ``close()``.
 
-    ``credentials`` is a ``zkstorm.sources.live.Credentials`` (``Credentials.from_env()`` reads ``ZKSTORM_AUTH``,
-    ``ZKSTORM_USER`` and ``ZKSTORM_PASSWORD[_FILE]``), ``tls`` a ``zkstorm.sources.live.TlsOptions``. Use it as a
-    context manager, or call ``open()`` and ``close()``. ``decode_helper`` lets walks decode Java-serialized
-    payloads in a helper process, on a second core (``zkstorm.helper``; the CLI's default). ``max_reply`` is
-    the largest reply read from a server in bytes (default ``ZKSTORM_MAX_REPLY_BYTES``, else 256 MiB).
+    ``credentials`` is a ``zkstorm.sources.live.Credentials``, or an auth scheme (``digest``,
+    ``sasl-digest``, ``sasl-gssapi``) whose user and password come from ``ZKSTORM_USER`` and
+    ``ZKSTORM_PASSWORD[_FILE]`` (``Credentials.from_env``). ``tls`` is a ``zkstorm.sources.live.TlsOptions``,
+    or True for TLS with the system's CAs; ``tls_ca``, ``tls_cert`` and ``tls_key`` (paths) also turn it on,
+    the key's password read from ``ZKSTORM_TLS_KEY_PASSWORD``. ``decode_helper`` lets walks decode
+    Java-serialized payloads in a helper process, on a second core (``model.decode_helper``): off by
+    default, since a library should not start processes behind its caller's back; None leaves it to
+    ``ZKSTORM_DECODE_HELPER`` (on unless ``0``, ``false``, ``no`` or ``off``), as the CLI does.
+    ``max_reply`` is the largest reply read from a server in bytes (default ``ZKSTORM_MAX_REPLY_BYTES``, else
+    256 MiB).
     """
-    from ..sources.live import ReadOnlySession
+    from ..sources.live import Credentials, ReadOnlySession, TlsOptions
 
-    session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls, max_reply=max_reply)
-    return Cluster(
-        session, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
-    )
+    if isinstance(credentials, str):
+        credentials = Credentials.from_env(scheme=credentials)
+    if not isinstance(tls, TlsOptions) and (tls or tls_ca or tls_cert):
+        tls = TlsOptions(
+            ca=tls_ca, certfile=tls_cert, keyfile=tls_key, keyfile_password=os.environ.get(TLS_KEY_PASSWORD_ENV)
+        )
+    session = ReadOnlySession(zk, timeout=timeout, credentials=credentials, tls=tls or None, max_reply=max_reply)
+    return _cluster(session, storm_root, kafka_root, show_secrets, decode_helper)
 
 
 def from_files(
@@ -45,17 +68,26 @@ def from_files(
     at_zxid: int | None = None,
     best_effort: bool = False,
     verify_digest: bool = False,
-    storm_root: str = "/storm",
-    kafka_root: str = "/",
+    storm_root: str = STORM_ROOT,
+    kafka_root: str = KAFKA_ROOT,
     show_secrets: bool = False,
-    decode_helper: bool = False,
+    decode_helper: bool | None = False,
 ) -> Cluster:
     """A ``Cluster`` on a ZooKeeper server's own files: a dataDir (or its ``version-2``), a snapshot, or a
-    snapshot and logs, replayed to the end or to ``at_zxid``. No load on the ensemble. ``decode_helper``:
-    as for ``connect``."""
+    snapshot and logs, replayed to the end or to ``at_zxid`` (``best_effort``: up to a damaged file, which
+    ``Cluster.source_problems`` then names). No load on the ensemble. ``verify_digest`` checks a whole-tree
+    read against the digest the server logged. ``decode_helper``: as for ``connect``."""
     from ..sources.files.source import FileSource
 
     source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
+    return _cluster(source, storm_root, kafka_root, show_secrets, decode_helper)
+
+
+def _cluster(source: Any, storm_root: str, kafka_root: str, show_secrets: bool, decode_helper: bool | None) -> Cluster:
+    """The cluster on ``source``; ``decode_helper`` None is what ``ZKSTORM_DECODE_HELPER`` says: on unless
+    ``0``, ``false``, ``no`` or ``off``."""
+    if decode_helper is None:
+        decode_helper = os.environ.get(DECODE_HELPER_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
     return Cluster(
         source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
     )

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property, partial
 from typing import Any
 
-from ..collect import decode_one, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
+from ..defaults import KAFKA_ROOT, STALE_AFTER_SECS, STORM_ROOT
 from ..errors import NotAllowedError, NotFoundError, RootNotFoundError
-from ..helper import DecodeHelper
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
     DecodeFailure,
@@ -42,10 +41,13 @@ from ..records import (
     Unreadable,
     Znode,
 )
+from ..redact import REDACTED
 from ..sources.base import BatchListing, RawNode, Source, WalkStats
+from .decode_helper import DecodeHelper
 from .kafka import KafkaCluster, missing_brokers
+from .kafka_health import kafka_health_records
+from .kafka_state import KafkaStateBuilder
 from .storm import (
-    DEFAULT_STALE_AFTER_SECS,
     StormCluster,
     join_workers,
     leader_of,
@@ -54,6 +56,7 @@ from .storm import (
     worker_hosts,
 )
 from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
+from .walk import decode_node, decode_one, decoded_walk
 
 
 @dataclasses.dataclass
@@ -66,6 +69,26 @@ class ZnodeDetail:
     value: Any
     redacted: bool  # a secret subtree's payload, or one its decoder redacted a secret in: hidden
     data: bytes | None  # None when redacted
+
+    def raw_hex(self) -> str | None:
+        """The bytes as hex (``get --raw``), a line saying they are hidden when the znode holds secrets, or
+        None when it has no data."""
+        if not self.znode.data_length:
+            return None
+        return "(hidden: this znode holds secrets; add --show-secrets)" if self.redacted else (self.data or b"").hex()
+
+    def document(self, *, raw: bool = False) -> dict[str, Any]:
+        """The znode as one JSON document (``get -f json``): its stat, its decoded records (each with its
+        ``kind``), its plain value, whether it was hidden, and with ``raw`` its bytes as hex."""
+        from ..schema import kind_name, to_jsonable
+
+        return {
+            "znode": to_jsonable(self.znode),
+            "records": [{"kind": kind_name(type(r)), **to_jsonable(r)} for r in self.records],
+            "value": self.value,
+            "redacted": self.redacted and not self.records,
+            "raw_hex": self.raw_hex() if raw else None,
+        }
 
     def flat(self) -> tuple[list[str], list[dict[str, Any]]]:
         """The znode as flat rows (``get -f csv``): its stat columns, then every decoded record's own
@@ -89,7 +112,7 @@ class ZnodeDetail:
             header.insert(len(stat), "record_kind")
             return header, rows
         value = (
-            "<redacted>"
+            REDACTED
             if self.redacted
             else (json.dumps(self.value, ensure_ascii=False) if self.value is not None else None)
         )
@@ -154,8 +177,8 @@ class Cluster:
         self,
         source: Source,
         *,
-        storm_root: str = "/storm",
-        kafka_root: str = "/",
+        storm_root: str = STORM_ROOT,
+        kafka_root: str = KAFKA_ROOT,
         show_secrets: bool = False,
         registry: Registry = REGISTRY,
         decode_helper: bool = False,
@@ -171,9 +194,9 @@ class Cluster:
         self.problems: list[Any] = []
         self.stats = WalkStats()
         self.walked_roots = self.roots  # what the last snapshot walk decoded under (every root it found)
-        # costly payloads decoded in a helper process while the walk goes on (zkstorm.helper): opt-in, since
+        # costly payloads decoded in a helper process while the walk goes on (model.decode_helper): opt-in, since
         # a library should not start processes behind its caller's back; the CLI turns it on
-        self.helper = DecodeHelper() if decode_helper else None
+        self.helper = DecodeHelper(decode_node) if decode_helper else None
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -207,10 +230,8 @@ class Cluster:
         return KafkaCluster(self, self.kafka_root)
 
     def storm_at(self, root: str) -> StormCluster:
+        """The Storm view of another root than ``storm_root`` (``get`` joins a record under its own root)."""
         return StormCluster(self, root)
-
-    def kafka_at(self, root: str) -> KafkaCluster:
-        return KafkaCluster(self, root)
 
     def storm_roots(self) -> list[StormRoot]:
         """Every Storm root on the ensemble, with its topology count."""
@@ -269,17 +290,7 @@ class Cluster:
         cluster's own by default; a view passes its root); nothing when ``path`` is absent. Failure
         records are yielded with the rest and noted in ``problems``."""
         try:
-            for node_path, _, records in decoded_walk(
-                self.source,
-                path,
-                roots=roots or self.roots,
-                registry=self.registry,
-                show_secrets=self.show_secrets,
-                detail=detail,
-                depth=depth,
-                stats=self.stats,
-                helper=self.helper,
-            ):
+            for node_path, _, records in self._walk_under(roots or self.roots, path, depth=depth, detail=detail):
                 self.note_problems(records)
                 yield node_path, records
         except NotFoundError:
@@ -318,16 +329,27 @@ class Cluster:
     ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
         """The walk behind ``walk`` and the snapshot: decoded under every root on the source. Where a
         listing is cheap the roots are found first (``decode_roots``); over ZooKeeper's files they are
-        found by the walk itself (``discovering_walk``), and appended to ``found``."""
-        walker: Callable[..., Iterator[tuple[str, Znode | None, list[Any]]]] = decoded_walk
+        found by the walk itself (``decoded_walk(discover=True)``), and appended to ``found``."""
         roots = self.roots
-        if self.source.cheap_listings:
+        cheap = self.source.cheap_listings
+        if cheap:
             roots = self.decode_roots
             if found is not None:
                 found.append(roots)
-        else:
-            walker = partial(discovering_walk, found=found)
-        return walker(
+        return self._walk_under(roots, path, depth=depth, detail=detail, discover=not cheap, found=found)
+
+    def _walk_under(
+        self,
+        roots: Roots,
+        path: str,
+        *,
+        depth: int | None,
+        detail: bool,
+        discover: bool = False,
+        found: list[Roots] | None = None,
+    ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
+        """``decoded_walk`` of this cluster's source, registry, secrets setting, counters and helper."""
+        return decoded_walk(
             self.source,
             path,
             roots=roots,
@@ -337,6 +359,8 @@ class Cluster:
             depth=depth,
             stats=self.stats,
             helper=self.helper,
+            discover=discover,
+            found=found,
         )
 
     def walk(self, path: str = "/", *, depth: int | None = None) -> Iterator[Any]:
@@ -399,7 +423,7 @@ class Cluster:
 
     # the nightly snapshot ----------------------------------------------------------------------------
 
-    def snapshot_records(self, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS) -> Iterator[Any]:
+    def snapshot_records(self, *, stale_after_secs: float = STALE_AFTER_SECS) -> Iterator[Any]:
         """Everything a snapshot keeps, from one walk of the whole source: every znode, every decoded
         record (executor stats included; secrets as the cluster shows them), and the joined rows the views
         show: workers with host, age and stale flag, each error once (``merge_last_errors``), nimbuses
@@ -407,9 +431,6 @@ class Cluster:
         health and findings. What a join needs is held until the walk ends (supervisors, assignments,
         registrations, latches arrive in whatever order the source yields them); everything else
         streams, so a view's row and the Parquet row of the same thing are equal."""
-        from ..collect import KafkaStateBuilder
-        from ..health import kafka_health_records
-
         now = self.now()
         found: list[Roots] = []  # the roots the walk decodes under (all of them once it has found them)
         self.walked_roots = self.roots
@@ -461,6 +482,12 @@ class Cluster:
         if joins is None:
             joins = storm[root] = _StormJoins(root)
         return joins
+
+    @property
+    def source_problems(self) -> list[str]:
+        """What the source could not read, one line each (a best-effort read of files names the damage it
+        stopped at): for the caller to report beside ``problems``."""
+        return self.source.problems()
 
     def describe_source(self) -> dict[str, Any]:
         """What was read, for a snapshot's manifest: the ensemble, or the files and what they gave."""

@@ -3,19 +3,18 @@
 A view reads what it shows: ``controller()`` two znodes, ``brokers()`` the registrations and the topics'
 replica lists, ``topics(topic)`` one topic; the views that judge every partition (``partitions``,
 ``health``, ``configs``…) share one walk of the root, taken once per ``KafkaCluster`` (``state()``).
-The rules themselves (partition health, min ISR source, findings) are functions of a ``KafkaState`` in
-``health.py``, testable on a hand-built state without a ZooKeeper.
+The rules themselves (partition health, min ISR source, findings) are functions of a ``KafkaState``
+(``kafka_state.py``) in ``kafka_health.py``, testable on a hand-built state without a ZooKeeper.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import Any
 
 from ..decode.kafka import empty_broker
 from ..errors import NotFoundError, RootNotFoundError
-from ..health import KafkaState, kafka_findings, kafka_partitions, summarize_findings
 from ..layout import KAFKA_ROOT_MARKERS, Roots, join
 from ..records import (
     KafkaAcl,
@@ -33,12 +32,12 @@ from ..records import (
     KafkaReplicaAssignment,
     KafkaTopic,
 )
+from .kafka_health import kafka_findings, kafka_partitions, summarize_findings
+from .kafka_state import KafkaState, KafkaStateBuilder
+from .walk import ClusterReads
 
-if TYPE_CHECKING:
-    from .cluster import Cluster
-
-# Kafka's top-level znodes (kafka.md §2). A Kafka cluster at "/" shares the ensemble with other systems,
-# so a walk of the root visits these and nothing else.
+# Kafka's top-level znodes (ZkData.scala; docs/kafka-layout.md §2). A Kafka cluster at "/" shares the ensemble
+# with other systems, so a walk of the root visits these and nothing else.
 KAFKA_TOP_LEVEL = (
     "brokers",
     "controller",
@@ -98,17 +97,37 @@ def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
 # --- the views ------------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
-class HealthReport:
-    partitions: list[KafkaPartition]
-    brokers: list[KafkaBroker]
-    findings: list[KafkaFinding]
+class KafkaHealth:
+    """``kafka health`` from one walk of the root: the explained ``findings`` (errors first), judged when
+    the report is made, and what else a reader may ask of the same walk, computed when first asked: the
+    ``summary`` by rule a terminal leads with, and the ``partitions`` and ``brokers`` Prometheus counts."""
+
+    def __init__(self, view: KafkaCluster, default_min_isr: int | None) -> None:
+        self.root = view.root
+        self._view = view
+        self._default_min_isr = default_min_isr
+        self.findings = view.health(default_min_isr=default_min_isr)
+
+    @cached_property
+    def summary(self) -> list[KafkaFindingSummary]:
+        """Per rule: count, most affected topics, brokers, one explanation (``summarize_findings``)."""
+        return summarize_findings(self.findings)
+
+    @cached_property
+    def partitions(self) -> list[KafkaPartition]:
+        return self._view.partitions(default_min_isr=self._default_min_isr)
+
+    @cached_property
+    def brokers(self) -> list[KafkaBroker]:
+        """Registered brokers and the unregistered ones replica lists name (``all_brokers``)."""
+        state = self._view.state()
+        return all_brokers(state.brokers, state.registered, state.assignments, state.root)
 
 
 class KafkaCluster:
     """The Kafka cluster whose chroot is ``root``, on a ``Cluster``'s source."""
 
-    def __init__(self, cluster: Cluster, root: str) -> None:
+    def __init__(self, cluster: ClusterReads, root: str) -> None:
         self.cluster = cluster
         self.root = root
         self.roots = Roots(storm=(), kafka=(root,))  # what its reads decode under: its own root only
@@ -136,8 +155,6 @@ class KafkaCluster:
         """One walk of the root's Kafka subtrees, sorted into a ``KafkaState`` (taken once)."""
         self.require()
         if self._state is None:
-            from ..collect import KafkaStateBuilder
-
             builder = KafkaStateBuilder(self.root)
             for top in KAFKA_TOP_LEVEL:
                 for path, records in self.cluster.decoded(self._path(top), roots=self.roots):
@@ -222,19 +239,10 @@ class KafkaCluster:
             rows = [p for p in rows if p.under_min_isr]
         return rows
 
-    def health_report(self, *, default_min_isr: int | None = None) -> HealthReport:
-        """Partitions, brokers (registered and unregistered) and findings, from the one walk ``health``
-        makes: what ``-f prometheus`` exports."""
-        state = self.state()
-        return HealthReport(
-            partitions=self.partitions(default_min_isr=default_min_isr),
-            brokers=all_brokers(state.brokers, state.registered, state.assignments, state.root),
-            findings=self.health(default_min_isr=default_min_isr),
-        )
-
-    def health_summary(self, *, default_min_isr: int | None = None) -> list[KafkaFindingSummary]:
-        """``health`` per rule: count, most affected topics, brokers, one explanation (errors first)."""
-        return summarize_findings(self.health(default_min_isr=default_min_isr))
+    def health_report(self, *, default_min_isr: int | None = None) -> KafkaHealth:
+        """The findings, and from the same walk their summary by rule, the partitions and the brokers
+        (``KafkaHealth``): what ``kafka health`` shows in every format."""
+        return KafkaHealth(self, default_min_isr)
 
     def health(self, *, default_min_isr: int | None = None) -> list[KafkaFinding]:
         """Explained findings, errors first."""
@@ -270,3 +278,8 @@ class KafkaCluster:
 
     def consumer_owners(self) -> list[KafkaConsumerOwner]:
         return self._other(KafkaConsumerOwner)
+
+    def consumers(self) -> list[KafkaConsumerMember | KafkaConsumerOwner | KafkaConsumerOffset]:
+        """Old (ZooKeeper-based) consumer groups whole: their live members, partition owners and committed
+        offsets, in that order (a table shows the offsets; the machine formats every row)."""
+        return [*self.consumer_members(), *self.consumer_owners(), *self.consumer_offsets()]

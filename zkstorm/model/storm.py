@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote_plus
 
-from ..errors import NotFoundError, RootNotFoundError, UsageError
+from ..defaults import STALE_AFTER_SECS
+from ..errors import AmbiguousTopology, NotFoundError, RootNotFoundError
 from ..layout import Roots, name_from_id
 from ..records import (
     StormComponent,
@@ -32,17 +33,7 @@ from ..records import (
 )
 from ..sources.base import RawNode
 from .storm_stats import component_stats, component_streams, executor_figures
-
-if TYPE_CHECKING:
-    from .cluster import Cluster
-
-# nimbus.task.timeout.secs: after this long without a heartbeat nimbus reassigns a worker's executors
-DEFAULT_STALE_AFTER_SECS = 30.0
-
-
-class AmbiguousTopology(UsageError):
-    """A topology name that matches several ids (a resubmitted topology, or two clusters' worth)."""
-
+from .walk import ClusterReads
 
 # --- joins and rules on records (no I/O): shared by the views and the snapshot -------------------------
 
@@ -141,7 +132,7 @@ class _TopologyParts:
 class StormCluster:
     """The Storm cluster whose ``storm.zookeeper.root`` is ``root``, on a ``Cluster``'s source."""
 
-    def __init__(self, cluster: Cluster, root: str) -> None:
+    def __init__(self, cluster: ClusterReads, root: str) -> None:
         self.cluster = cluster
         self.root = root
         self.roots = Roots(storm=(root,), kafka=())  # what its reads decode under: its own root only
@@ -222,7 +213,7 @@ class StormCluster:
         self,
         topology: str | None = None,
         *,
-        stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+        stale_after_secs: float = STALE_AFTER_SECS,
         only_stale: bool = False,
     ) -> list[StormWorker]:
         """Worker heartbeats of ``topology`` (or of every topology) with host, age and a stale flag."""
@@ -231,7 +222,7 @@ class StormCluster:
         return [w for w in rows if w.stale] if only_stale else rows
 
     def joined_workers(
-        self, workers: list[StormWorker], scope: str = "", stale_after_secs: float = DEFAULT_STALE_AFTER_SECS
+        self, workers: list[StormWorker], scope: str = "", stale_after_secs: float = STALE_AFTER_SECS
     ) -> list[StormWorker]:
         """``workers`` (heartbeats as decoded) with their host (the assignments under ``scope``, "" or
         "/{topology id}", and the supervisors), heartbeat age and stale flag: ``workers`` and ``get``."""
@@ -274,7 +265,7 @@ class StormCluster:
         window: str = "600",
         component: str | None = None,
         include_sys: bool = False,
-        stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+        stale_after_secs: float = STALE_AFTER_SECS,
     ) -> list[StormComponentStats]:
         """Per spout and bolt of ``topology`` in ``window`` (an ExecutorStats key: "600", "10800",
         "86400", ":all-time"): executors, tasks, emitted … capacity, stale executors, last error, as
@@ -301,7 +292,7 @@ class StormCluster:
         """Per component and stream of ``topology`` (Storm UI's component page: output streams, and a
         bolt's input streams by source component)."""
         topology_id = self.resolve(topology)
-        parts = self._topology_parts(topology_id, DEFAULT_STALE_AFTER_SECS)
+        parts = self._topology_parts(topology_id, STALE_AFTER_SECS)
         rows = component_streams(
             topology_id,
             parts.components,

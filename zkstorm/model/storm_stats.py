@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
+from ..layout import STATS_WINDOWS
 from ..records import (
     StormComponent,
     StormComponentStats,
@@ -36,8 +37,7 @@ from ..records import (
 )
 
 CAPACITY_WINDOW = "600"  # StatsUtil.TEN_MIN_IN_SECONDS: capacity always reads the 10-minute window
-WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}  # --window → ExecutorStats key
-ALL_WINDOWS = tuple(WINDOWS.values())
+ALL_WINDOWS = tuple(STATS_WINDOWS.values())
 
 
 def is_system_id(name: str | None) -> bool:
@@ -51,7 +51,7 @@ def is_system_id(name: str | None) -> bool:
 def executor_components(
     components: Sequence[StormComponent], executors: Iterable[tuple[int, int]]
 ) -> dict[tuple[int, int], str]:
-    """Executor range → component id, from the StormBase's executors per component alone (storm.md §5):
+    """Executor range → component id, from the StormBase's executors per component alone (docs/storm-layout.md §5):
     task ids are numbered from 1 over the components in sorted id order, each component's tasks cut into
     ``executors`` contiguous ranges, so the assignment's executors sorted by first task fall to the
     components in that order. While a rebalance changes executor counts, the counts that add up to the
@@ -223,7 +223,7 @@ def component_stats(
         ]
         tasks = sum(end - start + 1 for start, end in (f.executor for f in mine))
         last = last_errors.get(component)
-        last_error_at = datetime.fromtimestamp(last.time_secs, timezone.utc) if last else None
+        last_error_at = datetime.fromtimestamp(last.time_secs, UTC) if last else None
         for window in windows:
             total = Figures()
             for f in mine:

@@ -95,6 +95,12 @@ class Source(Protocol):
         """A cluster name when the user gives none."""
         ...
 
+    def problems(self) -> list[str]:
+        """What the source could not read, one line each, for the caller to report: a best-effort read of
+        ZooKeeper's files names the damage it stopped at; a live session has none (what it cannot read is
+        an ``Unreadable`` record, or an error)."""
+        ...
+
 
 @runtime_checkable
 class BatchListing(Protocol):

@@ -33,10 +33,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..defaults import TIMEOUT_SECS, ZK
 from ..errors import (
+    BadConnectString,
     NotAllowedError,
     NotFoundError,
     OutOfMemoryError,
+    ReadOnlyViolation,
     ReplyTooLargeError,
     RootNotFoundError,
     UsageError,
@@ -46,15 +49,8 @@ from ..errors import (
 from ..redact import kazoo_logger
 from .base import Denied, RawNode, Stat, WalkStats
 
-
-class BadConnectString(ZookeeperError):
-    """A ``--zk`` value that cannot name an ensemble (exit 3, like an unreachable one)."""
-
-
 log = logging.getLogger(__name__)
 
-DEFAULT_ZK = "127.0.0.1:2181"
-DEFAULT_TIMEOUT = 10.0
 
 _HOST_PORT = re.compile(r"^(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9_.-]+))(?::(?P<port>\d+))?$")
 
@@ -464,10 +460,6 @@ class MultiRead:
 # --- the session --------------------------------------------------------------------------------------
 
 
-class ReadOnlyViolation(ZkstormError):
-    """Raised if anything tries to send a non-read request through the inspector's session."""
-
-
 @functools.cache
 def _read_only_client_class() -> type:
     """kazoo's client, made read-only and bounded; a class made once, on first use (kazoo loads lazily)."""
@@ -579,9 +571,9 @@ class ReadOnlySession:
 
     def __init__(
         self,
-        target: ZkTarget | str = DEFAULT_ZK,
+        target: ZkTarget | str = ZK,
         *,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = TIMEOUT_SECS,
         credentials: Credentials | None = None,
         tls: TlsOptions | None = None,
         max_reply: int | None = None,
@@ -766,6 +758,10 @@ class ReadOnlySession:
     def default_cluster_name(self) -> str:
         """The first ensemble host: what operators call a cluster when they name it by its ZooKeeper."""
         return str(self.target.hosts[0][0])
+
+    def problems(self) -> list[str]:
+        """None: a znode the session may not read is an ``Unreadable`` record, a lost ensemble an error."""
+        return []
 
     def get(self, path: str) -> RawNode:
         data, stat = self._retrying(self._require().get, path)

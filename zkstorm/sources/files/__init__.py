@@ -1,2 +1,2 @@
 """ZooKeeper's own data files as a tree source: snapshots (plain, gz, snappy-java) and transaction logs,
-read and replayed without a client session (reference: zookeeper-files.md)."""
+read and replayed without a client session (docs/zookeeper-files.md)."""

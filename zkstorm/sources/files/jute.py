@@ -10,6 +10,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
+from ...errors import JuteError
+
 INT = struct.Struct(">i")
 LONG = struct.Struct(">q")
 FILE_HEADER = struct.Struct(">iiq")
@@ -25,10 +27,6 @@ SNAPSHOT_MAGIC = 0x5A4B534E  # "ZKSN"
 LOG_MAGIC = 0x5A4B4C47  # "ZKLG"
 CONTAINER_OWNER = -(1 << 63)  # Long.MIN_VALUE
 TTL_PREFIX = -1 << 56  # ephemeralOwner 0xFF00000000000000 | ttl (3.5.4+)
-
-
-class JuteError(ValueError):
-    """The bytes do not hold the record expected here."""
 
 
 class Acl(NamedTuple):

@@ -1,4 +1,4 @@
-"""Replaying logged txns onto the snapshot nodes they touch (zookeeper-files.md §13).
+"""Replaying logged txns onto the snapshot nodes they touch (DataTree.processTxn; docs/zookeeper-files.md §13).
 
 The rules are ZooKeeper's ``DataTree.processTxn``, including the idempotent ones that make fuzzy
 snapshots safe; ``Overlay`` applies them to a handful of node states (path → state, or None for "does

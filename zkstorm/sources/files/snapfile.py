@@ -2,8 +2,8 @@
 
 The file is decompressed block by block (plain, gz, or snappy-java's own block stream) into a small
 window, so a snapshot of millions of znodes never sits in memory whole; the Adler-32 of the stream is
-computed as the blocks pass and the seals verified where the file puts them (zookeeper-files.md §3, §4,
-§6). For plain and gz files a second thread reads, inflates and checksums a few blocks ahead of the
+computed as the blocks pass and the seals verified where the file puts them (docs/zookeeper-files.md
+§3, §4, §6). For plain and gz files a second thread reads, inflates and checksums a few blocks ahead of the
 parser (``_Prefetch``): those calls release the GIL, so on two cores parsing is all the parser does.
 """
 
@@ -21,7 +21,7 @@ from typing import Any, BinaryIO, Protocol, cast
 
 from zlib_ng import zlib_ng
 
-from ...errors import FilesError
+from ...errors import FilesError, JuteError
 from ..base import RawNode, Stat
 from .jute import (
     ACL_KEY_AND_STAT,
@@ -32,7 +32,6 @@ from .jute import (
     MAX_FIELD,
     SNAPSHOT_MAGIC,
     Acl,
-    JuteError,
     client_owner,
     read_acl_list,
     read_long,

@@ -20,7 +20,7 @@ from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from ...errors import FilesError, NotFoundError, UsageError
+from ...errors import FilesError, NotFoundError, UnusableSnapshotError, UsageError
 from ..base import RawNode, WalkStats
 from .replay import ALWAYS, DATA, OWNER, Overlay, Replay, Timeline
 from .snapfile import (
@@ -79,10 +79,6 @@ def _list_dir(folder: str) -> tuple[list[str], list[str]]:
     snaps = [os.path.join(folder, n) for n in names if name_zxid(n, "snapshot") is not None]
     logs = [os.path.join(folder, n) for n in names if name_zxid(n, "log") is not None]
     return snaps, logs
-
-
-class _UnusableSnapshot(FilesError):
-    """The chosen snapshot failed its full check; the next older one is tried."""
 
 
 class _Open:
@@ -322,7 +318,7 @@ class FileSource:
                         self._prepare(candidate, skipped, partial=False, f=f)
                         self._warn(damaged)
                         return
-            except _UnusableSnapshot as exc:  # damaged: ZooKeeper too would load the next older one
+            except UnusableSnapshotError as exc:  # damaged: ZooKeeper too would load the next older one
                 why = str(exc).removeprefix(f"{candidate}: ")
             except OSError as exc:
                 why = f"cannot read: {exc.strerror or exc}"
@@ -352,7 +348,7 @@ class FileSource:
         try:
             snap.verify(f)  # every seal, as ZooKeeper checks a snapshot before it loads it
         except FilesError as exc:
-            raise _UnusableSnapshot(str(exc)) from None
+            raise UnusableSnapshotError(str(exc)) from None
         info = snap.info
         txns, plan.logs = self._txns_after(info.zxid, plan)  # read once the snapshot is known to be usable
         if info.damage is not None:  # only with best effort: read it up to its damage the way the walk
@@ -579,6 +575,11 @@ class FileSource:
         import socket
 
         return socket.gethostname()
+
+    def problems(self) -> list[str]:
+        """What a best-effort read left out (a damaged file, txns missing), one line each; none before the
+        files are opened."""
+        return list(self.plan.problems) if self.plan is not None else []
 
     def get(self, path: str) -> RawNode:
         for raw in self.nodes(path, 0):

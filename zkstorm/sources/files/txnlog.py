@@ -1,4 +1,5 @@
-"""ZooKeeper transaction logs: records, their Adler32 checksums, every txn type (zookeeper-files.md §11–12).
+"""ZooKeeper transaction logs: records, their Adler32 checksums, every txn type (FileTxnLog.java;
+docs/zookeeper-files.md §11–12).
 
 A log is a header and ``(long checksum, int length, payload, 'B')`` records, then zeros up to its
 preallocated size. The end of data is a zero length, a short tail or a record without its ``B`` (a log
@@ -13,7 +14,7 @@ import zlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from ...errors import FilesError
+from ...errors import FilesError, JuteError
 from .jute import (
     FILE_HEADER,
     INT,
@@ -21,7 +22,6 @@ from .jute import (
     MAX_FIELD,
     TXN_HEADER,
     Acl,
-    JuteError,
     decode_text,
     read_acl_list,
     read_buffer,

@@ -19,9 +19,9 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from ..errors import FailureType, NotFoundError, SnapshotError
-from ..lock import os_reason
-from ..manifest import manifest_name
-from ..snapshot import manifest_root, open_filesystem, scan_manifests
+from .lock import os_reason
+from .manifest import manifest_name
+from .parquet import manifest_root, open_filesystem, scan_manifests
 
 log = logging.getLogger(__name__)
 
@@ -109,3 +109,16 @@ def diff_snapshots(out_a: str, id_a: str, out_b: str, id_b: str, *, tables: set[
             )
         )
     return out
+
+
+def diff_live(cluster: Any, out: str, snapshot_id: str, *, tables: set[str] | None = None) -> list[TableDiff]:
+    """The committed snapshot ``snapshot_id`` under ``out`` against the source as it is now: the open
+    ``cluster`` is snapshotted into a scratch directory (removed after), then the two are compared as any
+    two snapshots are."""
+    import tempfile
+
+    from .parquet import take_snapshot
+
+    with tempfile.TemporaryDirectory(prefix="zkstorm-diff-") as scratch:
+        run = take_snapshot(cluster, scratch, snapshot_id="live")
+        return diff_snapshots(out, snapshot_id, scratch, run.snapshot_id, tables=tables)

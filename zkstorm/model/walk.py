@@ -1,8 +1,10 @@
-"""The library API: walk a session and turn what it reads into records.
+"""How the model reads: one znode's bytes to records (``decode_node``, ``decode_one``), and the decoded walks
+every read goes through (``decoded_walk``, which finds the roots as it goes where listings are not cheap).
 
-``walk`` is the one place where bytes meet decoders: the walker yields raw nodes off kazoo's I/O
-thread, and this module sniffs, decodes and summarises them in the caller's thread, so decoding
-overlaps with the reads still in flight.
+The walker yields raw nodes off the source's I/O thread; this module decodes them in the caller's
+thread, so decoding overlaps with the reads still in flight, and hands Java-serialized payloads to a
+helper process when the cluster has one (``decode_helper``). ``ClusterReads`` is what the Storm and
+Kafka views ask of the cluster they read through.
 """
 
 from __future__ import annotations
@@ -10,16 +12,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
-from .decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
-from .decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
-from .decode.registry import REGISTRY, DecodeContext, Decoder, Registry
-from .decode.sniff import detect_encoding
-from .errors import DecodeError, FailureType
-from .health import KafkaState
-from .helper import DecodeHelper, in_walk_order
-from .layout import (
+from ..decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
+from ..decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
+from ..decode.registry import REGISTRY, DecodeContext, Decoder, Registry
+from ..decode.sniff import detect_encoding
+from ..errors import DecodeError, FailureType
+from ..layout import (
     DEFAULT_ROOTS,
     KAFKA,
     ROOT_SEARCH_DEPTH,
@@ -27,29 +27,17 @@ from .layout import (
     Roots,
     join,
     merged,
-    relative_to,
     root_kinds,
 )
-from .records import (
+from ..records import (
     DecodeFailure,
     DecodeWarning,
-    KafkaBroker,
-    KafkaConfig,
-    KafkaController,
-    KafkaControllerEpoch,
-    KafkaIsrChange,
-    KafkaLogDirEvent,
-    KafkaMigration,
-    KafkaPartitionState,
-    KafkaReassignment,
-    KafkaReplicaAssignment,
-    KafkaTopic,
-    KafkaTopicDeletion,
     Unreadable,
     Znode,
 )
-from .redact import exception_text
-from .sources.base import Denied, RawNode, Source, WalkStats
+from ..redact import exception_text
+from ..sources.base import Denied, RawNode, Source, WalkStats
+from .decode_helper import DecodeHelper, in_walk_order
 
 log = logging.getLogger(__name__)
 _BUILTIN_DECODERS = len(REGISTRY)  # the decoders zkstorm registers when imported, as in the helper process
@@ -203,12 +191,19 @@ def decoded_walk(
     depth: int | None = None,
     stats: WalkStats | None = None,
     helper: DecodeHelper | None = None,
+    discover: bool = False,
+    found: list[Roots] | None = None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """(path, znode, records) for every znode under ``path``; an unreadable one comes as
-    (path, None, [Unreadable]). Every walk in zkstorm goes through here."""
-    for item, (znode, records) in _decoded_in_order(
+    (path, None, [Unreadable]). Every walk in zkstorm goes through here. ``discover`` is for a source
+    whose listings are not cheap (``_discovering``): the roots it finds are appended to ``found``."""
+    walked = _decoded_in_order(
         session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
-    ):
+    )
+    if discover:
+        yield from _discovering(walked, roots, registry, show_secrets, detail, found)
+        return
+    for item, (znode, records) in walked:
         yield item.path, znode, records
 
 
@@ -221,7 +216,7 @@ def _decoded_in_order(
     helper: DecodeHelper | None,
 ) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
     """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
-    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``zkstorm.helper``), which
+    [Unreadable, placeholder]). Costly payloads may be decoded by ``helper`` (``model.decode_helper``), which
     decodes with zkstorm's own decoders only: not for another registry, nor once decoders were added."""
 
     def decode(item: RawNode | Denied) -> tuple[Znode | None, list[Any]]:
@@ -234,18 +229,13 @@ def _decoded_in_order(
     return in_walk_order(items, decode, helper if builtin else None, options)
 
 
-def discovering_walk(
-    session: Source,
-    path: str,
-    *,
+def _discovering(
+    walked: Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]],
     roots: Roots,
-    registry: Registry = REGISTRY,
-    show_secrets: bool = False,
-    detail: bool = False,
-    depth: int | None = None,
-    stats: WalkStats | None = None,
-    found: list[Roots] | None = None,
-    helper: DecodeHelper | None = None,
+    registry: Registry,
+    show_secrets: bool,
+    detail: bool,
+    found: list[Roots] | None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
     needs a pass): roots are discovered from the names the walk itself yields (``layout.root_kinds``),
@@ -254,9 +244,6 @@ def discovering_walk(
     names: dict[str, set[str]] = {}  # child names of the nodes near the top, where roots can be
     held: list[tuple[RawNode, Znode, list[Any]]] = []
     near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
-    walked = _decoded_in_order(
-        session.walk(path, max_depth=depth, stats=stats), roots, registry, show_secrets, detail, helper
-    )
     for item, (znode, records) in walked:
         if isinstance(item, Denied) or znode is None:  # unreadable
             yield item.path, None, records
@@ -288,65 +275,31 @@ def discovering_walk(
         yield item.path, znode, records
 
 
-def walk(
-    session: Source,
-    path: str = "/",
-    *,
-    depth: int | None = None,
-    roots: Roots = DEFAULT_ROOTS,
-    registry: Registry = REGISTRY,
-    show_secrets: bool = False,
-    stats: WalkStats | None = None,
-) -> Iterator[Any]:
-    """Every znode under ``path`` as a ``Znode`` followed by its decoded records (or a failure record)."""
-    for _, znode, records in decoded_walk(
-        session, path, roots=roots, registry=registry, show_secrets=show_secrets, depth=depth, stats=stats
-    ):
-        if znode is not None:
-            yield znode
-        yield from records
+class ClusterReads(Protocol):
+    """What a Storm or Kafka view reads through: the ``Cluster``'s reads, which decode under the roots a
+    view passes and keep what could not be decoded in the cluster's ``problems``. The views depend on
+    this, not on ``Cluster``, so the cluster can build its views without the two importing each other."""
 
+    source: Source
 
-# --- Kafka --------------------------------------------------------------------------------------------
+    def now(self) -> float:
+        """The time the data is as of."""
+        ...
 
+    def decoded(
+        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+    ) -> Iterator[tuple[str, list[Any]]]:
+        """(path, records) of every znode under ``path``; nothing when it is absent."""
+        ...
 
-class KafkaStateBuilder:
-    """Sorts the records of one Kafka root into a ``KafkaState``, znode by znode, as a walk yields them."""
+    def records(
+        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+    ) -> Iterator[Any]:
+        """Every decoded record (and failure record) under ``path``; nothing when it is absent."""
+        ...
 
-    def __init__(self, root: str, *, keep_other: bool = True) -> None:
-        self.root = root
-        self.keep_other = keep_other  # the views want ACLs, consumers…; a snapshot streams those instead
-        self.state = state = KafkaState(root=root)
-        self._sinks: dict[type, Any] = {
-            KafkaBroker: state.brokers.append,
-            KafkaReplicaAssignment: state.assignments.append,
-            KafkaPartitionState: lambda r: state.states.__setitem__((r.topic, r.partition), r),
-            KafkaConfig: state.configs.append,
-            KafkaTopicDeletion: lambda r: state.deletions.__setitem__(r.topic, r),
-            KafkaReassignment: state.reassignments.append,
-            KafkaLogDirEvent: state.log_dir_events.append,
-            KafkaIsrChange: state.isr_changes.append,
-            KafkaTopic: state.topics.append,
-        }
+    def children(self, path: str) -> list[str]:
+        """Child names of ``path``; none when it is absent or may not be listed."""
+        ...
 
-    def add(self, path: str, records: list[Any]) -> None:
-        state = self.state
-        parts = (relative_to(path, self.root) or "").split("/")
-        if len(parts) == 3 and parts[:2] == ["brokers", "ids"] and parts[2].lstrip("-").isdigit():
-            state.registered.add(int(parts[2]))  # a live session, decodable or not
-        for record in records:
-            kind = type(record)
-            if kind in self._sinks:
-                self._sinks[kind](record)
-            elif kind is KafkaController:
-                state.controller = record
-            elif kind is KafkaControllerEpoch:
-                state.controller_epoch = record
-            elif kind is KafkaMigration:
-                state.migration = record
-            elif kind in (DecodeFailure, DecodeWarning, Unreadable):
-                state.problems.append(record)
-                if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
-                    state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
-            elif self.keep_other:
-                state.other.append(record)
+    def exists(self, path: str) -> bool: ...

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from typing import Any
 
-from .errors import DamagedManifestError
+from ..errors import DamagedManifestError
+from ..units import parse_utc
 
 MANIFESTS = "_manifests"
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]")
@@ -53,7 +54,7 @@ def may_list(manifest_stem: str, part_name: str) -> bool:
 
 def manifest_time(manifest: dict[str, Any]) -> datetime:
     """The snapshot's time (UTC) of a manifest that ``parse_manifest`` accepted."""
-    return _time(manifest["snapshot_time"])
+    return parse_utc(manifest["snapshot_time"])
 
 
 def parse_manifest(path: str, data: bytes | str) -> dict[str, Any]:
@@ -69,7 +70,7 @@ def parse_manifest(path: str, data: bytes | str) -> dict[str, Any]:
         if not isinstance(manifest.get(key), str) or not manifest[key]:
             raise DamagedManifestError(path, _missing(manifest, key, "a string"))
     try:
-        at = _time(manifest["snapshot_time"])
+        at = parse_utc(manifest["snapshot_time"])
     except ValueError:
         raise DamagedManifestError(path, f"snapshot_time {manifest['snapshot_time']!r} is not an ISO time") from None
     files = manifest.get("files")
@@ -102,8 +103,3 @@ def _inside_out(path: str, file: str) -> str:
     if normal.startswith("/") or len(parts) < 2 or any(p in ("", ".", "..") or p[0] in "._" for p in parts):
         raise DamagedManifestError(path, f"lists {file!r}, not a part file inside OUT")
     return normal
-
-
-def _time(value: str) -> datetime:
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)

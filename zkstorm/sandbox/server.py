@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .errors import ServerError
+from ..errors import ServerError
 
 _JAR_PATTERNS = (
     "zookeeper-[0-9]*.jar",

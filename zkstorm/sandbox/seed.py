@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ServerError
+from ..errors import ServerError
+from .server import ZkServer, four_letter_word
 from .synth import SeedNode, cluster
-from .zkserver import ZkServer, four_letter_word
 
 SEED_SESSION_MS = 10 * 86400 * 1000
 _BATCH = 1000  # creates per multi-op transaction

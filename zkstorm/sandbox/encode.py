@@ -14,8 +14,8 @@ import json
 import struct
 from typing import Any
 
-from .decode import thrift as t
-from .decode.storm_schema import ENUMS, STRUCTS, TypeSpec
+from ..decode import thrift as t
+from ..decode.storm_schema import ENUMS, STRUCTS, TypeSpec
 
 _WIRE = {
     "bool": t.BOOL,

@@ -4,7 +4,7 @@ Layout under OUT (a local path or any filesystem URI pyarrow supports)::
 
     OUT/<table>/snapshot_date=YYYY-MM-DD/part-<snapshot id>-<run token>.parquet
     OUT/_manifests/<snapshot id>.json          the commit record of a snapshot
-    OUT/_lock                                   held while a snapshot is written (``zkstorm.lock``)
+    OUT/_lock                                   held while a snapshot is written (``zkstorm.export.lock``)
 
 A snapshot commits in one atomic step: the rename of its manifest. Each table's file is streamed in
 bounded row groups to a hidden ``.part-….tmp`` (pyarrow and Spark skip names starting with ``.`` and
@@ -13,7 +13,7 @@ which lists exactly those files, is written beside its final name, synced, and r
 previous one (a re-run of the same snapshot id); only then are the files the previous manifest listed
 removed. Until that rename a reader of the manifests sees the committed snapshot unchanged, whenever
 the run fails or is killed; the next run removes what a stopped one left. Readers read exactly the
-files a manifest lists (``zkstorm.manifest``). Where the filesystem cannot rename (object stores)
+files a manifest lists (``zkstorm.export.manifest``). Where the filesystem cannot rename (object stores)
 pyarrow copies, then deletes: each file is still whole, and the manifest is still written last. The
 snapshot id is not a partition directory, because Spark refuses a column that is both in the data files
 and in a ``key=value`` path.
@@ -33,7 +33,7 @@ import secrets
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from operator import attrgetter
 from typing import Any
 
@@ -41,9 +41,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from . import __version__
-from .errors import DamagedManifestError, SnapshotError
-from .lock import DEFAULT_STALE_AFTER_SECS, LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
+from .. import __version__
+from ..defaults import LOCK_STALE_AFTER_SECS
+from ..errors import DamagedManifestError, SnapshotError
+from ..records import DecodeFailure, Unreadable, Znode
+from ..schema import columns, kind_name
+from ..units import iso_utc
+from .lock import LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
 from .manifest import (
     MANIFESTS,
     is_manifest_name,
@@ -54,8 +58,6 @@ from .manifest import (
     part_file_name,
     safe_name,
 )
-from .records import DecodeFailure, Unreadable, Znode
-from .schema import columns, kind_name
 
 log = logging.getLogger(__name__)
 
@@ -154,13 +156,13 @@ class Snapshot:
         cluster: str,
         snapshot_time: datetime,
         batch_rows: int = 4096,
-        lock_stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+        lock_stale_after_secs: float = LOCK_STALE_AFTER_SECS,
     ) -> None:
         self.filesystem, self.base = open_filesystem(out)
         self.out = out
         self.snapshot_id = snapshot_id
         self.cluster = cluster
-        self.snapshot_time = snapshot_time.astimezone(timezone.utc)
+        self.snapshot_time = snapshot_time.astimezone(UTC)
         self.batch_rows = batch_rows
         self.lock_stale_after_secs = lock_stale_after_secs
         self.run_token = secrets.token_hex(4)
@@ -266,7 +268,7 @@ class Snapshot:
             **manifest,
             "snapshot_id": self.snapshot_id,
             "cluster": self.cluster,
-            "snapshot_time": self.snapshot_time.isoformat().replace("+00:00", "Z"),
+            "snapshot_time": iso_utc(self.snapshot_time),
             "snapshot_date": f"{self.snapshot_time:%Y-%m-%d}",
             "tables": dict(sorted(self.counts().items())),
             "files": self._files(),
@@ -384,16 +386,16 @@ def take_snapshot(
     snapshot_id: str | None = None,
     at: datetime | None = None,
     stale_after_secs: float = 30.0,
-    lock_stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+    lock_stale_after_secs: float = LOCK_STALE_AFTER_SECS,
 ) -> SnapshotRun:
     """One walk of an open ``Cluster`` (``zkstorm.model``) into one committed snapshot under ``out``: the
     nightly job, and ``diff --live``. ``name`` is the cluster name stored in every row (the cluster's
     default name unless given). Progress is ``cluster.stats.znodes``, for whoever polls it.
-    ``lock_stale_after_secs``: when another host's lock is taken over (``zkstorm.lock``)."""
-    at = at or datetime.now(timezone.utc)
+    ``lock_stale_after_secs``: when another host's lock is taken over (``zkstorm.export.lock``)."""
+    at = at or datetime.now(UTC)
     name = name or cluster.default_name()
     snapshot_id = snapshot_id or default_snapshot_id(name, at)
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     zxid_min: int | None = None  # the range of the znodes' last changes, kept as two numbers
     zxid_max: int | None = None
     failures = unreadable = 0
@@ -423,9 +425,9 @@ def take_snapshot(
                     "storm_roots": list(cluster.roots.storm),
                     "kafka_roots": list(cluster.roots.kafka),
                 },
-                "started": _iso(started),
-                "finished": _iso(datetime.now(timezone.utc)),
-                "data_as_of": _iso(datetime.fromtimestamp(cluster.now(), timezone.utc)),
+                "started": iso_utc(started),
+                "finished": iso_utc(datetime.now(UTC)),
+                "data_as_of": iso_utc(datetime.fromtimestamp(cluster.now(), UTC)),
                 "zxid_min": zxid_min,
                 "zxid_max": zxid_max,
                 "znodes": cluster.stats.znodes,
@@ -437,12 +439,8 @@ def take_snapshot(
     return SnapshotRun(snapshot_id, manifest, cluster.stats.znodes, failures, unreadable, snap.filesystem, snap.base)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
 def read_manifest(filesystem: pafs.FileSystem, path: str) -> dict[str, Any] | None:
-    """The manifest at ``path``, checked (``zkstorm.manifest.parse_manifest``); None if there is none. One
+    """The manifest at ``path``, checked (``zkstorm.export.manifest.parse_manifest``); None if there is none. One
     that cannot be read, even for an I/O error, is damaged: what it lists must not look unlisted."""
     try:
         # asked first: not every filesystem (object stores) reports a missing file as FileNotFoundError
@@ -576,7 +574,7 @@ def manifest_root(manifest: dict[str, Any], table: str) -> str | None:
 
 def schema_markdown() -> str:
     """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it."""
-    from .records import RECORD_TYPES, VIEW_ONLY_TYPES
+    from ..records import RECORD_TYPES, VIEW_ONLY_TYPES
 
     lines = [
         f"Schema version {SCHEMA_VERSION}. Every table starts with `snapshot_id` (string), `snapshot_time` "

@@ -10,7 +10,7 @@ A lock nobody holds any more is stale and taken over, with a warning:
 - one of this host whose process is gone, or whose host restarted since (its pid may be anybody's
   now; a restarted container even gives its pid to the next run);
 - one of another host older than ``stale_after_secs``: its process cannot be asked, so the bound is
-  a snapshot's longest plausible run (``DEFAULT_STALE_AFTER_SECS``, ``--lock-stale-after``);
+  a snapshot's longest plausible run (``defaults.LOCK_STALE_AFTER_SECS``, ``--lock-stale-after``);
 - one whose owner cannot be read older than ``UNREADABLE_GRACE_SECS``: only a writer that failed
   half-way leaves one (zkstorm before this lock, on a full disk), and that writer has given up.
 
@@ -33,12 +33,13 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from .errors import SnapshotError
+from ..defaults import LOCK_STALE_AFTER_SECS
+from ..errors import SnapshotError
+from ..units import duration_text
 
 log = logging.getLogger(__name__)
 
 LOCK = "_lock"
-DEFAULT_STALE_AFTER_SECS = 6 * 3600.0  # the 312k-znode benchmark tree snapshots in under a minute
 UNREADABLE_GRACE_SECS = 60.0  # a writer of ours takes milliseconds between creating and filling a lock
 _held_tokens: set[str] = set()  # the locks this process holds (a holder with our pid and another token is not us)
 
@@ -52,7 +53,7 @@ class Lock:
         path: str,
         *,
         local: bool,
-        stale_after_secs: float = DEFAULT_STALE_AFTER_SECS,
+        stale_after_secs: float = LOCK_STALE_AFTER_SECS,
     ) -> None:
         self.filesystem, self.path, self.local = filesystem, path, local
         self.stale_after_secs = stale_after_secs
@@ -135,12 +136,12 @@ class Lock:
         """Why the lock is stale, or None while its holder may still be writing."""
         if holder is None:
             if age > UNREADABLE_GRACE_SECS:
-                return f"its owner cannot be read (an empty or cut-short lock) and it is {_duration(age)} old"
+                return f"its owner cannot be read (an empty or cut-short lock) and it is {duration_text(age)} old"
             return None
         pid, host = holder["pid"], holder["host"]
         if host != self.owner["host"]:
             if age > self.stale_after_secs:
-                return f"pid {pid} on {host} took it {_duration(age)} ago, longer than a snapshot runs"
+                return f"pid {pid} on {host} took it {duration_text(age)} ago, longer than a snapshot runs"
             return None
         if holder.get("boot") and self.owner["boot"] and holder["boot"] != self.owner["boot"]:
             return f"pid {pid} took it before this host restarted"
@@ -154,19 +155,19 @@ class Lock:
         """The one line for a lock held: who holds it, until when it is respected, and what to do."""
         if holder is None:
             return (
-                f"another snapshot may be starting in this OUT: {self.path} is {_duration(age)} old and its owner "
+                f"another snapshot may be starting in this OUT: {self.path} is {duration_text(age)} old and its owner "
                 f"cannot be read yet; if no snapshot is running, delete {self.path}"
             )
         held = f"{self.path} is held by pid {holder['pid']}"
         if holder["host"] == self.owner["host"]:
             return (
-                f"another snapshot is being written to this OUT: {held} on this host, for {_duration(age)}; wait for "
-                "it to end, or stop that process (its lock is then released or taken over)"
+                f"another snapshot is being written to this OUT: {held} on this host, for {duration_text(age)}; "
+                "wait for it to end, or stop that process (its lock is then released or taken over)"
             )
         return (
-            f"another snapshot is being written to this OUT: {held} on {holder['host']}, for {_duration(age)}; it is "
-            f"taken over once older than {_duration(self.stale_after_secs)} (--lock-stale-after); if that run is "
-            f"gone, delete {self.path}"
+            f"another snapshot is being written to this OUT: {held} on {holder['host']}, for {duration_text(age)}; "
+            f"it is taken over once older than {duration_text(self.stale_after_secs)} (--lock-stale-after); "
+            f"if that run is gone, delete {self.path}"
         )
 
     def _remove_if_unchanged(self, judged: bytes | None) -> None:
@@ -190,6 +191,10 @@ def _link_new(path: str, body: bytes, token: str) -> bool:
         try:
             os.link(temporary, path)
         except FileExistsError:
+            return False
+        except FileNotFoundError:
+            # our temporary file is gone: the run holding the lock removed it with what stopped runs left
+            # (its roll-back, under the lock) between our write and our link, so the lock is taken
             return False
         except OSError as exc:
             if exc.errno not in _NO_LINKS:
@@ -254,10 +259,3 @@ def os_reason(exc: OSError) -> str:
     if isinstance(exc, FileNotFoundError):  # pyarrow's dataset reader raises it with the path alone
         return os.strerror(errno.ENOENT)
     return str(exc)
-
-
-def _duration(secs: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs >= size:
-            return f"{secs / size:.3g}{unit}"
-    return f"{secs:.0f}s"

@@ -14,7 +14,7 @@ is what made a ``ProcessPoolExecutor`` slower than no helper at all. The walk ne
 keeps the requests the helper has not answered within half of what its stdin holds, so the two cannot
 wait on each other. A helper that cannot start, dies, or answers out of step costs only speed:
 whatever it had not answered is decoded here. ``Cluster(decode_helper=True)`` turns it on (the CLI
-does, unless ``ZKSTORM_DECODE_HELPER=0``); a library caller opts in.
+does, unless ``ZKSTORM_DECODE_HELPER=0``: ``zkstorm.connect(decode_helper=None)``); a library caller opts in.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .decode.storm import JAVA_MAGIC
-from .sources.base import RawNode
+from ..decode.storm_payload import JAVA_MAGIC
+from ..sources.base import RawNode
 
 log = logging.getLogger(__name__)
 
@@ -42,19 +42,20 @@ def costly(data: bytes | None) -> bool:
     return data is not None and data[:4] == JAVA_MAGIC
 
 
-def wanted() -> bool:
-    """The CLI's choice: on, unless ``ZKSTORM_DECODE_HELPER`` is ``0``, ``false``, ``no`` or ``off``."""
-    return os.environ.get("ZKSTORM_DECODE_HELPER", "1").strip().lower() not in ("0", "false", "no", "off")
-
-
 class DecodeHelper:
     """One helper process: started on the first ``submit``, stopped by ``close`` (the cluster's).
+
+    It runs ``decode(raw, **options)`` for each payload submitted. The function is sent to the process
+    when it starts, pickled by reference (a module-level function: its module and name), so the helper
+    imports what decodes without this module naming it: the walk (``model.walk.decode_node``) hands
+    itself to the helper, and nothing here imports the walk back.
 
     A ticket is the request's number; the helper answers in order and sends each answer with its ticket,
     so an answer that is not the one expected (a request or an answer lost to an interruption between
     a write and its bookkeeping) ends the helper instead of giving a znode another's records."""
 
-    def __init__(self) -> None:
+    def __init__(self, decode: Callable[..., Any]) -> None:
+        self._decode = decode
         self._process: Any = None
         self._connection: Any = None
         self._gave_up = False
@@ -82,7 +83,7 @@ class DecodeHelper:
         return not self._gave_up and len(self._pending) < BACKLOG
 
     def submit(self, raw: RawNode, options: dict[str, Any]) -> int | None:
-        """A ticket for ``decode_node(raw, **options)`` in the helper; None if there is no helper, or if
+        """A ticket for ``decode(raw, **options)`` in the helper; None if there is no helper, or if
         the request would not fit in what its stdin holds unread (the walk then decodes it itself: a
         write that could block while the helper waits for us to read its answers is never made)."""
         connection = self._start()
@@ -148,9 +149,10 @@ class DecodeHelper:
                 from multiprocessing.connection import Connection
 
                 # this very zkstorm, wherever it was imported from (the walk pickles its own records)
-                here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+                here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
                 boot = (
-                    f"import sys; sys.path.insert(0, {here!r}); import zkstorm.helper as h; del sys.path[0]; h.main()"
+                    f"import sys; sys.path.insert(0, {here!r}); import zkstorm.model.decode_helper as h; "
+                    "del sys.path[0]; h.main()"
                 )
                 flags: list[str] = getattr(subprocess, "_args_from_interpreter_flags", list)()  # -E, -s, -I as ours
                 self._process = subprocess.Popen(
@@ -168,6 +170,7 @@ class DecodeHelper:
                 )
                 self._process.stdin.close()
                 self._process.stdout.close()
+                self._connection.send(self._decode)  # what the helper runs, by reference (see the class)
             except Exception as exc:  # no processes to be had: decode here
                 self._give_up(exc)
         return self._connection
@@ -248,7 +251,7 @@ def in_walk_order(
     """``(item, decode(item))`` for every item, in the order of ``items``.
 
     With a helper, the costly ``RawNode``s after the first ``START_AFTER`` wait for the helper
-    (``decode_node(item, **options)``, which is what ``decode`` does for a ``RawNode``) while this thread
+    (``decode(item, **options)`` there, which is what ``decode`` does for a ``RawNode`` here) while this thread
     decodes the rest and holds their results behind them. Costly payloads come in clumps (a topology's
     heartbeats; all of a Storm 0.9 root), and the helper needs a moment to start, so this thread
     decodes waiting ones itself only when it must: when more than ``WINDOW`` items are held, or when
@@ -334,15 +337,18 @@ def in_walk_order(
 
 
 def serve(requests: Any, answers: Any) -> None:
-    """The helper's loop: ``decode_node`` each request, answer in order, end when the walk closes stdin."""
-    from .collect import decode_node
-
+    """The helper's loop: the decode function first, then ``decode(raw, **options)`` for each request,
+    answered in order; it ends when the walk closes stdin."""
+    try:
+        decode = requests.recv()
+    except EOFError:
+        return
     while True:
         try:
             ticket, raw, options = requests.recv()
         except EOFError:
             return
-        answers.send((ticket, decode_node(raw, **options)))
+        answers.send((ticket, decode(raw, **options)))
 
 
 def main() -> None:

@@ -1,59 +1,42 @@
-"""Findings derived from records against a point in time: nothing here reads ZooKeeper."""
+"""Kafka's health rules: partition health as ``kafka-topics.sh --describe`` judges it, and the explained
+findings, on a ``KafkaState`` against a point in time; nothing here reads ZooKeeper."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
-from .errors import FailureType
-from .layout import join
-from .records import (
-    KafkaBroker,
-    KafkaConfig,
-    KafkaController,
-    KafkaControllerEpoch,
+from ..errors import FailureType
+from ..layout import join
+from ..records import (
     KafkaFinding,
     KafkaFindingSummary,
-    KafkaIsrChange,
-    KafkaLogDirEvent,
-    KafkaMigration,
     KafkaPartition,
-    KafkaPartitionState,
-    KafkaReassignment,
-    KafkaReplicaAssignment,
-    KafkaTopic,
-    KafkaTopicDeletion,
 )
+from ..units import duration_text, plural
+from .kafka_state import KafkaState
 
-# --- Kafka (kafka.md §3.5; the rules of kafka-topics.sh --describe, from ZooKeeper alone) ---------------
+# --- the rules of kafka-topics.sh --describe (TopicCommand.scala's PartitionDescription), from ZooKeeper alone
 
+# What a partition whose state znode cannot be read has none of (its health is "unknown")
+_UNJUDGED: dict[str, Any] = dict.fromkeys(
+    (
+        "leader",
+        "leader_epoch",
+        "controller_epoch",
+        "zk_version",
+        "leader_recovery_state",
+        "offline",
+        "under_replicated",
+        "under_min_isr",
+        "at_min_isr",
+        "preferred_leader",
+    )
+)
 ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible in ZooKeeper
 RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
-
-
-@dataclass
-class KafkaState:
-    """Everything one walk of a Kafka root produced, sorted by kind, for the health rules."""
-
-    root: str
-    brokers: list[KafkaBroker] = field(default_factory=list)
-    registered: set[int] = field(default_factory=set)  # children of brokers/ids, decodable or not
-    assignments: list[KafkaReplicaAssignment] = field(default_factory=list)
-    states: dict[tuple[str, int], KafkaPartitionState] = field(default_factory=dict)
-    unreadable_states: dict[tuple[str, int], str] = field(default_factory=dict)
-    configs: list[KafkaConfig] = field(default_factory=list)
-    deletions: dict[str, KafkaTopicDeletion] = field(default_factory=dict)
-    controller: KafkaController | None = None
-    controller_epoch: KafkaControllerEpoch | None = None
-    migration: KafkaMigration | None = None
-    reassignments: list[KafkaReassignment] = field(default_factory=list)
-    log_dir_events: list[KafkaLogDirEvent] = field(default_factory=list)
-    isr_changes: list[KafkaIsrChange] = field(default_factory=list)
-    topics: list[KafkaTopic] = field(default_factory=list)
-    other: list[Any] = field(default_factory=list)
-    problems: list[Any] = field(default_factory=list)
 
 
 def min_isr_resolver(state: KafkaState, stated_default: int | None) -> Any:
@@ -95,34 +78,6 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
         min_isr, source = resolve(a.topic)
         pending = a.topic in state.deletions
         s = state.states.get(key)
-        if s is None and key in state.unreadable_states:
-            yield (
-                KafkaPartition(
-                    root=state.root,
-                    topic=a.topic,
-                    partition=a.partition,
-                    replicas=a.replicas,
-                    adding_replicas=a.adding_replicas,
-                    removing_replicas=a.removing_replicas,
-                    leader=None,
-                    leader_epoch=None,
-                    isr=(),
-                    controller_epoch=None,
-                    zk_version=None,
-                    leader_recovery_state=None,
-                    offline=None,
-                    under_replicated=None,
-                    under_min_isr=None,
-                    at_min_isr=None,
-                    preferred_leader=None,
-                    min_isr=min_isr,
-                    min_isr_source=source,
-                    pending_deletion=pending,
-                    health="unknown",
-                    state_problem=state.unreadable_states[key],
-                )
-            )
-            continue
         leader = s.leader if s is not None else -1  # no state znode: no leader (missing_node)
         isr = s.isr if s is not None else ()
         rf = len(a.replicas) - len(a.adding_replicas) if a.adding_replicas else len(a.replicas)
@@ -145,32 +100,35 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
             if under_replicated
             else "ok"
         )
-        yield (
-            KafkaPartition(
-                root=state.root,
-                topic=a.topic,
-                partition=a.partition,
-                replicas=a.replicas,
-                adding_replicas=a.adding_replicas,
-                removing_replicas=a.removing_replicas,
-                leader=leader,
-                leader_epoch=s.leader_epoch if s else None,
-                isr=isr,
-                controller_epoch=s.controller_epoch if s else None,
-                zk_version=s.zk_version if s else None,
-                leader_recovery_state=s.leader_recovery_state if s else None,
-                offline=offline,
-                under_replicated=under_replicated,
-                under_min_isr=under_min_isr,
-                at_min_isr=at_min_isr,
-                preferred_leader=preferred,
-                min_isr=min_isr,
-                min_isr_source=source,
-                pending_deletion=pending,
-                health=health,
-                state_problem=None if s is not None else FailureType.MISSING_NODE.value,
-            )
+        partition = KafkaPartition(
+            root=state.root,
+            topic=a.topic,
+            partition=a.partition,
+            replicas=a.replicas,
+            adding_replicas=a.adding_replicas,
+            removing_replicas=a.removing_replicas,
+            leader=leader,
+            leader_epoch=s.leader_epoch if s else None,
+            isr=isr,
+            controller_epoch=s.controller_epoch if s else None,
+            zk_version=s.zk_version if s else None,
+            leader_recovery_state=s.leader_recovery_state if s else None,
+            offline=offline,
+            under_replicated=under_replicated,
+            under_min_isr=under_min_isr,
+            at_min_isr=at_min_isr,
+            preferred_leader=preferred,
+            min_isr=min_isr,
+            min_isr_source=source,
+            pending_deletion=pending,
+            health=health,
+            state_problem=None if s is not None else FailureType.MISSING_NODE.value,
         )
+        if s is None and key in state.unreadable_states:  # a state that exists but cannot be read: no judgement
+            partition = replace(
+                partition, **_UNJUDGED, isr=(), health="unknown", state_problem=state.unreadable_states[key]
+            )
+        yield partition
 
 
 def kraft_migrated(state: KafkaState) -> bool:
@@ -214,7 +172,7 @@ def kafka_health_records(
     controller = state.controller
     if state.migration is not None:
         m = state.migration
-        age = _age(now_ms - m.modified_ms) if m.modified_ms else "an unknown time"
+        age = duration_text((now_ms - m.modified_ms) / 1000, coarse=True) if m.modified_ms else "an unknown time"
         if kraft_migrated(state):
             add(
                 "kraft_migration",
@@ -296,7 +254,7 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
         dead = [b for b in p.isr if b not in state.registered]
         why = (
             (
-                f"its last ISR member{'s' if len(dead) > 1 else ''} {', '.join(map(str, dead))} "
+                f"its last ISR {plural(len(dead), 'member', counted=False)} {', '.join(map(str, dead))} "
                 f"{'are' if len(dead) > 1 else 'is'} not registered (dead)"
             )
             if dead
@@ -375,7 +333,7 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
         add(
             "unregistered_replicas",
             "warning",
-            f"{where}: replica{'s' if len(unregistered) > 1 else ''} {unregistered} not registered",
+            f"{where}: {plural(len(unregistered), 'replica', counted=False)} {unregistered} not registered",
             p.topic,
             p.partition,
             unregistered[0],
@@ -395,7 +353,7 @@ def _cluster_findings(
             r.partition,
         )
     for topic, marker in sorted(state.deletions.items()):
-        age = _age(now_ms - marker.marked_ms) if marker.marked_ms else "an unknown time"
+        age = duration_text((now_ms - marker.marked_ms) / 1000, coarse=True) if marker.marked_ms else "an unknown time"
         blocked = sorted(blockers.get(topic, ()))
         why = f"; replicas on unregistered brokers {blocked} block it" if blocked else ""
         add("topic_deletion_pending", "warning", f"topic {topic} was marked for deletion {age} ago{why}", topic)
@@ -417,7 +375,7 @@ def _per_broker(
         add(
             "leader_imbalance",
             "info",
-            f"broker {broker} leads {count} partition{'s' if count > 1 else ''} it is not the preferred leader of; "
+            f"broker {broker} leads {plural(count, 'partition')} it is not the preferred leader of; "
             "a preferred replica election would move them back",
             broker_id=broker,
         )
@@ -438,15 +396,6 @@ def _source(source: str) -> str:
         "stated_default": "stated default",
         "assumed_kafka_default": "assumed Kafka default 1; server.properties is not in ZooKeeper",
     }.get(source, source)
-
-
-def _age(ms: int) -> str:
-    seconds = max(ms // 1000, 0)
-    if seconds < 3600:
-        return f"{seconds // 60}m"
-    if seconds < 86400:
-        return f"{seconds // 3600}h"
-    return f"{seconds // 86400}d"
 
 
 # --- the summary a terminal leads with --------------------------------------------------------------------
@@ -484,9 +433,9 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
         top = tuple(f"{t} ({n})" for t, n in topics.most_common(TOP_TOPICS))
         brokers = tuple(sorted({f.broker_id for f in rows if f.broker_id is not None}))
         if finding in MEANING and len(rows) > 1:
-            where = f" in {_plural(len(topics), 'topic')}" if topics else ""
+            where = f" in {plural(len(topics), 'topic')}" if topics else ""
             unit = "partition" if any(f.partition is not None for f in rows) else "broker"
-            explanation = f"{_plural(len(rows), unit)}{where}: {MEANING[finding]}"
+            explanation = f"{plural(len(rows), unit)}{where}: {MEANING[finding]}"
         else:
             explanation = "; ".join(f.detail for f in rows[:TOP_TOPICS]) + (
                 f"; and {len(rows) - TOP_TOPICS} more" if len(rows) > TOP_TOPICS else ""
@@ -503,7 +452,3 @@ def summarize_findings(findings: Sequence[KafkaFinding]) -> list[KafkaFindingSum
             )
         )
     return out
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

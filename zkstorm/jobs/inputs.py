@@ -2,7 +2,7 @@
 
 Only what a manifest lists is read: a snapshot without a manifest (a run that was killed or is still
 writing) does not exist for the job, and neither does a part file that no manifest names. A damaged
-manifest is skipped with one warning naming it (``zkstorm.manifest`` checks every manifest the same
+manifest is skipped with one warning naming it (``zkstorm.export.manifest`` checks every manifest the same
 way for the snapshot writer, ``diff`` and this job). Manifests and files are read through Spark, so
 SNAPSHOTS may be any path Hadoop can open (``hdfs://``, ``s3a://``, ``file://``, a local folder).
 """
@@ -17,7 +17,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..errors import DamagedManifestError
-from ..manifest import MANIFESTS, manifest_time, parse_manifest
+from ..export.manifest import MANIFESTS, manifest_time, parse_manifest
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +75,11 @@ class SnapshotSet:
 
     def table(self, name: str, ids: Collection[str] | None = None) -> Any | None:
         """The rows of one table from the committed snapshots (those in ``ids`` only, when given), or None
-        if none of them has it. Read with the table's schema from ``zkstorm.snapshot`` when it is one of
+        if none of them has it. Read with the table's schema from ``zkstorm.export.parquet`` when it is one of
         zkstorm's tables, so Spark neither infers nor merges schemas (a column an older snapshot lacks
         reads as null). The ``root`` of a snapshot written before rows carried it is the one root its
-        manifest names (``snapshot.manifest_root``)."""
-        from ..snapshot import manifest_root
+        manifest names (``export.parquet.manifest_root``)."""
+        from ..export.parquet import manifest_root
 
         prefix = len(self.base) + 1
         refs = [ref for ref in self.snapshots if ids is None or ref.snapshot_id in ids]
@@ -137,8 +137,8 @@ def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> An
 
 @functools.cache
 def _record_types() -> dict[str, type]:
+    from ..export.parquet import table_name
     from ..records import RECORD_TYPES, DecodeFailure, Unreadable, Znode
-    from ..snapshot import table_name
 
     return {table_name(t): t for t in (*RECORD_TYPES, Znode, DecodeFailure, Unreadable)}
 
@@ -147,7 +147,7 @@ def spark_schema(name: str) -> Any | None:
     """The Spark schema of one of zkstorm's snapshot tables (None for a table it does not know)."""
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    from ..snapshot import arrow_schema
+    from ..export.parquet import arrow_schema
 
     record_type = _record_types().get(name)
     return None if record_type is None else from_arrow_schema(arrow_schema(record_type))

@@ -1,0 +1,294 @@
+"""Kafka's facts: what the history keeps of each snapshot's Kafka tables (``facts`` says what a fact is):
+brokers and their restarts, the brokers replica lists name without a registration, the controller and
+its elections, partition health, runs of under-replication, offline topics, ISR shrinks, leader changes
+and topic churn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..records import KafkaBroker, KafkaController, KafkaControllerEpoch, KafkaPartition, KafkaTopic
+from .facts import Fact, Window, churn, paired_with_previous, per_root, with_previous, with_time
+from .facts import spark_functions as _F
+from .facts import spark_window as _window
+
+
+def _live_brokers(w: Window) -> Any | None:
+    b = w.table(KafkaBroker)
+    return None if b is None else b.where(_F().col("alive"))
+
+
+def kafka_brokers(w: Window) -> Any | None:
+    """Per snapshot: registered brokers, brokers gone since the previous snapshot, new ones, and restarts
+    (the same id registered again: its registration timestamp, epoch or session changed)."""
+    live = _live_brokers(w)
+    if live is None:
+        return None
+    F = _F()
+    registration = F.concat_ws(
+        "/", *[F.coalesce(F.col(c).cast("string"), F.lit("")) for c in ("timestamp_ms", "broker_epoch", "session_id")]
+    )
+    live = live.withColumn("registration", registration)
+    restarts = (
+        paired_with_previous(
+            live.select("cluster", "snapshot_id", "root", "broker_id", "registration"), w.snaps, ["broker_id"]
+        )
+        .where(F.col("registration") != F.col("prev_registration"))
+        .groupBy("snapshot_id", "root")
+        .count()
+        .withColumnRenamed("count", "restarts")
+    )
+    brokers = churn(live, w.snaps, ["broker_id"], "brokers")
+    return brokers.join(restarts, ["snapshot_id", "root"], "left").fillna(0, ["restarts"])
+
+
+def kafka_broker_presence(w: Window) -> Any | None:
+    """Each registered broker of each snapshot, with its endpoint."""
+    live = _live_brokers(w)
+    if live is None:
+        return None
+    F = _F()
+    return live.select(
+        "cluster",
+        "snapshot_id",
+        "snapshot_time",
+        "root",
+        "broker_id",
+        F.concat_ws(":", "host", F.col("port").cast("string")).alias("endpoint"),
+    )
+
+
+def kafka_broker_impact(w: Window) -> Any | None:
+    """Per snapshot, each broker named in replica lists but not registered: the partitions it is a
+    replica of, the preferred leader of, and how many of them are offline."""
+    partitions = w.table(KafkaPartition)
+    if partitions is None:
+        return None
+    F = _F()
+    live = _live_brokers(w)
+    if live is not None:  # only partitions naming a broker that is not registered: usually none
+        registered = live.groupBy("snapshot_id", "root").agg(F.collect_set("broker_id").alias("registered"))
+        partitions = partitions.join(registered, ["snapshot_id", "root"], "left").where(
+            F.col("registered").isNull() | (F.size(F.array_except("replicas", "registered")) > 0)
+        )
+    replicas = partitions.select(
+        "cluster", "snapshot_id", "root", "offline", F.posexplode("replicas").alias("position", "broker_id")
+    )
+    if live is not None:
+        replicas = replicas.join(
+            live.select("snapshot_id", "root", "broker_id"), ["snapshot_id", "root", "broker_id"], "left_anti"
+        )
+    return replicas.groupBy("cluster", "snapshot_id", "root", "broker_id").agg(
+        F.count(F.lit(1)).alias("replica_of"),
+        F.sum(F.col("offline").cast("int")).alias("offline"),
+        F.sum((F.col("position") == 0).cast("int")).alias("preferred"),
+    )
+
+
+def kafka_controller(w: Window) -> Any | None:
+    """Per snapshot: the controller broker and epoch, and how many elections happened since the
+    previous snapshot (the epoch delta: every election bumps it once)."""
+    epochs = w.table(KafkaControllerEpoch)
+    controllers = w.table(KafkaController)
+    if epochs is None and controllers is None:
+        return None
+    F, W = _F(), _window()
+    out = per_root(w.snaps, *(t for t in (controllers, epochs) if t is not None)).join(
+        w.snaps.select("snapshot_id", "idx"), "snapshot_id"
+    )
+    if controllers is not None:
+        controller = controllers.select("snapshot_id", "root", F.col("broker_id").alias("controller"))
+        out = out.join(controller, ["snapshot_id", "root"], "left")
+    if epochs is not None:
+        out = out.join(epochs.select("snapshot_id", "root", "epoch"), ["snapshot_id", "root"], "left")
+        by_cluster = W.partitionBy("cluster", "root").orderBy("idx")
+        previous = F.lag("epoch").over(by_cluster)
+        # only a comparison with the snapshot just before counts (idx - 1), as for every other pair
+        adjacent = F.lag("idx").over(by_cluster) == F.col("idx") - 1
+        out = out.withColumn("elections", F.when(adjacent, F.col("epoch") - previous))
+    return out.drop("idx")
+
+
+def kafka_partition_health(w: Window) -> Any | None:
+    p = w.table(KafkaPartition)
+    if p is None:
+        return None
+    F = _F()
+
+    def count(flag: str) -> Any:
+        return F.sum(F.coalesce(F.col(flag).cast("int"), F.lit(0)))
+
+    per = p.groupBy("snapshot_id", "root").agg(
+        F.count(F.lit(1)).alias("partitions"),
+        count("offline").alias("offline"),
+        count("under_replicated").alias("under_replicated"),
+        count("under_min_isr").alias("under_min_isr"),
+        count("at_min_isr").alias("at_min_isr"),
+        F.sum((F.col("preferred_leader") == F.lit(False)).cast("int")).alias("not_preferred_leader"),
+        F.countDistinct("topic").alias("topics"),
+    )
+    return per_root(w.snaps, per).join(per, ["snapshot_id", "root"]).fillna(0)
+
+
+def _under_replicated_runs(w: Window) -> Any | None:
+    """Each under-replicated partition of each snapshot read, in its run of consecutive under-replicated
+    snapshots: ``streak`` (snapshots in the run so far, this one included), ``since`` (the run's first
+    snapshot time) and ``next_idx`` (the partition's next under-replicated snapshot read). A run that
+    reaches back to the first snapshot read goes on from that snapshot's kept fact (a nightly run reads
+    the night before only to compare with), so a run's length never depends on where a run of the job
+    began. Computed once for the facts that read it."""
+
+    def make() -> Any | None:
+        p = w.table(KafkaPartition)
+        if p is None:
+            return None
+        F, W = _F(), _window()
+        rows = (
+            p.where(F.col("under_replicated"))
+            .select("cluster", "snapshot_id", "root", "topic", "partition")
+            .join(w.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
+        )
+        by_partition = W.partitionBy("cluster", "root", "topic", "partition").orderBy("idx")
+        by_run = W.partitionBy("cluster", "root", "topic", "partition", "run")  # clustered as by_partition
+        rows = (
+            rows.withColumn("run", F.col("idx") - F.row_number().over(by_partition))
+            .withColumn("next_idx", F.lead("idx").over(by_partition))
+            .withColumn("first_idx", F.min("idx").over(by_run))
+            .withColumn("first_time", F.min("snapshot_time").over(by_run))
+        )
+        streak = F.col("idx") - F.col("first_idx") + 1
+        since = F.col("first_time")
+        kept = w.seen_at_context("kafka_under_replicated")
+        if kept is not None:
+            kept = kept.join(w.snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id").select(
+                "cluster", "root", "topic", "partition", "kept_idx", F.col("since").alias("kept_since"), "streak"
+            )
+            rows = rows.join(
+                kept.withColumnRenamed("streak", "kept_streak"), ["cluster", "root", "topic", "partition"], "left"
+            )
+            goes_on = F.col("first_idx") == F.col("kept_idx")
+            streak = F.when(goes_on, streak + F.col("kept_streak") - 1).otherwise(streak)
+            since = F.when(goes_on, F.col("kept_since")).otherwise(since)
+        return rows.select(
+            "cluster",
+            "snapshot_id",
+            "idx",
+            "snapshot_time",
+            "root",
+            "topic",
+            "partition",
+            since.alias("since"),
+            streak.cast("long").alias("streak"),
+            "next_idx",
+        )
+
+    return w.keep("under_replicated_runs", make)
+
+
+def kafka_under_replicated(w: Window) -> Any | None:
+    """Each under-replicated partition of each snapshot, with its run so far: ``streak`` consecutive
+    snapshots under-replicated up to this one, the first of them at ``since``."""
+    runs = _under_replicated_runs(w)
+    if runs is None:
+        return None
+    return runs.select("cluster", "snapshot_id", "root", "topic", "partition", "since", "streak")
+
+
+def kafka_under_replicated_ended(w: Window) -> Any | None:
+    """Runs of under-replication that ended at a snapshot: the partition was under-replicated in the
+    snapshot before and is not in this one (its ISR recovered, or it is gone), with the run's length
+    (``streak``) and span (``since``, ``until``). With the newest snapshot's ``kafka_under_replicated``
+    rows they are every run, without reading every night's rows again."""
+    runs = _under_replicated_runs(w)
+    if runs is None:
+        return None
+    F = _F()
+    ending = runs.where(F.col("next_idx").isNull() | (F.col("next_idx") != F.col("idx") + 1))
+    following = w.snaps.select("cluster", (F.col("idx") - 1).alias("idx"), F.col("snapshot_id").alias("ended_at"))
+    return ending.join(following, ["cluster", "idx"]).select(
+        "cluster",
+        F.col("ended_at").alias("snapshot_id"),
+        "root",
+        "topic",
+        "partition",
+        "since",
+        F.col("snapshot_time").alias("until"),
+        "streak",
+    )
+
+
+def kafka_offline_topics(w: Window) -> Any | None:
+    """Per snapshot, each topic with offline partitions (no live leader), and how many."""
+    p = w.table(KafkaPartition)
+    if p is None:
+        return None
+    F = _F()
+    return (
+        p.where(F.col("offline"))
+        .groupBy("cluster", "snapshot_id", "root", "topic")
+        .agg(F.count(F.lit(1)).alias("offline"))
+    )
+
+
+def _isr_pairs(w: Window) -> Any | None:
+    """Each partition with its ISR and leader in the previous snapshot (``prev_isr``, ``prev_leader``),
+    computed once for the facts that compare them."""
+
+    def make() -> Any | None:
+        p = w.table(KafkaPartition)
+        if p is None:
+            return None
+        columns = p.select("cluster", "snapshot_id", "root", "topic", "partition", "isr", "leader")
+        return with_previous(columns, w.snaps, ["topic", "partition"], ["isr", "leader"])
+
+    return w.keep("isr_pairs", make)
+
+
+def kafka_isr_shrinks(w: Window) -> Any | None:
+    """Per snapshot, topic and broker: replicas that left a partition's ISR since the previous snapshot."""
+    pairs = _isr_pairs(w)
+    if pairs is None:
+        return None
+    F = _F()
+    left = pairs.withColumn("broker_id", F.explode(F.array_except("prev_isr", "isr")))
+    return (
+        with_time(left, w.snaps)
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topic", "broker_id")
+        .count()
+        .withColumnRenamed("count", "isr_shrinks")
+    )
+
+
+def kafka_leader_changes(w: Window) -> Any | None:
+    """Per snapshot, topic and broker: partitions whose leader changed, counted for the broker that lost it."""
+    pairs = _isr_pairs(w)
+    if pairs is None:
+        return None
+    F = _F()
+    changed = pairs.where(~F.col("leader").eqNullSafe(F.col("prev_leader")))
+    return (
+        with_time(changed, w.snaps)
+        .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topic", F.col("prev_leader").alias("broker_id"))
+        .count()
+        .withColumnRenamed("count", "leader_changes")
+    )
+
+
+def kafka_topic_churn(w: Window) -> Any | None:
+    t = w.table(KafkaTopic)
+    return None if t is None else churn(t, w.snaps, ["topic"], "topics")
+
+
+KAFKA_FACTS = [
+    Fact("kafka_brokers", kafka_brokers, (KafkaBroker,)),
+    Fact("kafka_broker_presence", kafka_broker_presence, (KafkaBroker,)),
+    Fact("kafka_broker_impact", kafka_broker_impact, (KafkaPartition, KafkaBroker)),
+    Fact("kafka_controller", kafka_controller, (KafkaControllerEpoch, KafkaController)),
+    Fact("kafka_partition_health", kafka_partition_health, (KafkaPartition,)),
+    Fact("kafka_under_replicated", kafka_under_replicated, (KafkaPartition,)),
+    Fact("kafka_under_replicated_ended", kafka_under_replicated_ended, (KafkaPartition,)),
+    Fact("kafka_offline_topics", kafka_offline_topics, (KafkaPartition,)),
+    Fact("kafka_isr_shrinks", kafka_isr_shrinks, (KafkaPartition,)),
+    Fact("kafka_leader_changes", kafka_leader_changes, (KafkaPartition,)),
+    Fact("kafka_topic_churn", kafka_topic_churn, (KafkaTopic,)),
+]

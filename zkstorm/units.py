@@ -1,0 +1,89 @@
+"""One helper per concept for what zkstorm reads and writes as text: durations, UTC times and plurals.
+
+Durations are read as a person writes them on a command line (``90``, ``30s``, ``15m``, ``2h``, ``3d``,
+``1w``) and written as a person reads them (``45s``, ``12m``, ``3h05m``, ``2d04h``): a view's age column, a
+finding's "5m ago", a lock's "held for 1h", a supervisor's uptime all read the same. Times are UTC: read
+from ISO-8601 with or without ``Z`` or an offset (a time without one is UTC), written as ISO-8601 ending in
+``Z`` for machines (JSON, manifests) and as ``YYYY-MM-DD HH:MM:SSZ`` for people. Stdlib only: every layer
+may use it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> float:
+    """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds; ``ValueError`` for anything else."""
+    value = text.strip().lower()
+    unit = value[-1:] if value[-1:] in _SECONDS else "s"
+    number = value[:-1] if value[-1:] in _SECONDS else value
+    try:
+        return float(number) * _SECONDS[unit]
+    except ValueError:
+        raise ValueError(f"{text!r} is not a duration like 30s, 15m, 2h, 3d") from None
+
+
+def duration_text(seconds: float | None, *, coarse: bool = False) -> str:
+    """A short duration for people: ``45s`` (under two minutes), ``12m``, ``3h05m``, ``2d04h``, a part that is
+    zero left out (``1h``, ``2d``); negative counts as zero, None as ``?``. ``coarse`` gives the largest unit
+    alone and never seconds (``0m``, ``12m``, ``3h``, ``2d``): a figure that holds still between two reads
+    taken moments apart, for a text that is compared (a finding's detail, round by round under
+    ``--watch`` and against the snapshot's)."""
+    if seconds is None:
+        return "?"
+    whole = max(0, int(seconds))
+    if coarse:
+        for size, unit in ((86400, "d"), (3600, "h")):
+            if whole >= size:
+                return f"{whole // size}{unit}"
+        return f"{whole // 60}m"
+    if whole < 120:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m"
+    if whole < 86400:
+        hours, minutes = divmod(whole // 60, 60)
+        return f"{hours}h{minutes:02d}m" if minutes else f"{hours}h"
+    days, hours = divmod(whole // 3600, 24)
+    return f"{days}d{hours:02d}h" if hours else f"{days}d"
+
+
+def parse_utc(text: str) -> datetime:
+    """An ISO-8601 time (``2026-11-21T02:30:00Z``, ``…+02:00``, or without an offset: then UTC) as an aware UTC
+    datetime; ``ValueError`` for anything else."""
+    moment = datetime.fromisoformat(text.strip())
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def parse_since(text: str, now: float) -> float:
+    """A duration back from ``now`` (``2h``) or an ISO-8601 time (UTC unless it says otherwise) → epoch
+    seconds; ``ValueError`` for anything else."""
+    try:
+        return now - parse_duration(text)
+    except ValueError:
+        pass
+    try:
+        return parse_utc(text).timestamp()
+    except ValueError:
+        raise ValueError(f"{text!r} is neither a duration (2h) nor an ISO time (2025-07-08T10:00Z)") from None
+
+
+def iso_utc(moment: datetime) -> str:
+    """ISO-8601 ending in ``Z`` (``2025-07-08T10:00:00Z``), for JSON, CSV and manifests."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def utc_text(moment: datetime) -> str:
+    """``2025-07-08 10:00:00Z``: a UTC time for people, to the second. (``isoformat`` is several times cheaper
+    than ``strftime``, and a tree's summaries write one per heartbeat.)"""
+    return moment.isoformat(sep=" ")[:19] + "Z"
+
+
+def plural(count: int, noun: str, nouns: str | None = None, *, counted: bool = True) -> str:
+    """``1 topic``, ``3 topics`` (``nouns`` for a plural that is not ``noun + "s"``); the word alone
+    (``topics``) when not ``counted``, for a phrase that lists them instead (``members 3, 4``)."""
+    word = noun if count == 1 else nouns or noun + "s"
+    return f"{count} {word}" if counted else word
