@@ -618,6 +618,18 @@ def zookeeper_subtrees(w: Window) -> Any | None:
     )
 
 
+def zookeeper_usage(w: Window) -> Any | None:
+    """Per snapshot: znodes and data bytes of each subtree two levels deep and of each record kind per
+    root, with what each is to Storm or Kafka (the snapshot's ``zk_usage``, already summed at the walk)."""
+    u = w.table("zk_usage")
+    if u is None:
+        return None
+    F = _F()
+    return u.where(F.col("by").isin("subtree", "record_kind")).select(
+        "cluster", "snapshot_id", "snapshot_time", "by", "key", "meaning", "root", "znodes", "data_bytes"
+    )
+
+
 @dataclass(frozen=True)
 class Fact:
     name: str
@@ -647,6 +659,7 @@ FACTS = [
     Fact("kafka_leader_changes", kafka_leader_changes, ("kafka_partitions",)),
     Fact("kafka_topic_churn", kafka_topic_churn, ("kafka_topics",)),
     Fact("zookeeper_subtrees", zookeeper_subtrees, ("znodes",)),
+    Fact("zookeeper_usage", zookeeper_usage, ("zk_usage",)),
 ]
 SNAPSHOT_TABLES = sorted({name for fact in FACTS for name in fact.reads})  # what the history reads
 
@@ -858,6 +871,30 @@ def kafka_chronic_under_replicated(h: History) -> Any | None:
     return runs.where(F.col("consecutive_snapshots") >= CHRONIC_SNAPSHOTS)
 
 
+def zookeeper_subtree_bytes(h: History) -> Any | None:
+    """Per snapshot: data bytes and znodes of each subtree two levels deep, with its meaning."""
+    u = h.fact("zookeeper_usage")
+    if u is None:
+        return None
+    F = _F()
+    return u.where(F.col("by") == "subtree").select(
+        "cluster", "snapshot_time", F.col("key").alias("subtree"), "meaning", "znodes", "data_bytes"
+    )
+
+
+def zookeeper_record_kinds(h: History) -> Any | None:
+    """Per snapshot: data bytes and znodes of each record kind (``storm_worker``, ``kafka_consumer_offset``),
+    named with its root where it has one (``kafka_consumer_offset /kafka``): what grows ZooKeeper."""
+    u = h.fact("zookeeper_usage")
+    if u is None:
+        return None
+    F = _F()
+    kind = F.when(F.col("root").isNull(), F.col("key")).otherwise(F.concat_ws(" ", "key", "root"))
+    return u.where(F.col("by") == "record_kind").select(
+        "cluster", "snapshot_time", kind.alias("record_kind"), "meaning", "znodes", "data_bytes"
+    )
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -891,4 +928,6 @@ METRICS = [
     Metric("kafka_leader_changes", "Kafka", "Leader changes", as_kept("kafka_leader_changes")),
     Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", as_kept("kafka_topic_churn")),
     Metric("zookeeper_subtrees", "ZooKeeper", "Znodes and bytes per subtree", as_kept("zookeeper_subtrees")),
+    Metric("zookeeper_subtree_bytes", "ZooKeeper", "Data bytes per subtree", zookeeper_subtree_bytes),
+    Metric("zookeeper_record_kinds", "ZooKeeper", "Data bytes per record kind", zookeeper_record_kinds),
 ]

@@ -18,11 +18,11 @@ import dataclasses
 import json
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..collect import decode_one, decoded_walk, discovering_walk
 from ..decode.registry import REGISTRY, Registry
-from ..errors import NotAllowedError, NotFoundError, RootNotFoundError
+from ..errors import NotAllowedError, NotFoundError, RootNotFoundError, UsageError
 from ..helper import DecodeHelper
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
@@ -40,6 +40,7 @@ from ..records import (
     StormSupervisor,
     StormWorker,
     Unreadable,
+    ZkUsage,
     Znode,
 )
 from ..sources.base import BatchListing, RawNode, Source, WalkStats
@@ -54,6 +55,9 @@ from .storm import (
     worker_hosts,
 )
 from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
+
+if TYPE_CHECKING:
+    from ..ensemble import Ensemble
 
 
 @dataclasses.dataclass
@@ -94,6 +98,10 @@ class ZnodeDetail:
             else (json.dumps(self.value, ensure_ascii=False) if self.value is not None else None)
         )
         return [*header, "value"], [dict(stat, value=value)]
+
+
+SNAPSHOT_USAGE_DEPTH = 2  # the snapshot's zk_usage subtrees: /kafka/brokers, /storm/workerbeats
+SNAPSHOT_LARGEST_ZNODES = 100  # and its largest znodes
 
 
 class _StormJoins:
@@ -174,6 +182,7 @@ class Cluster:
         # costly payloads decoded in a helper process while the walk goes on (zkstorm.helper): opt-in, since
         # a library should not start processes behind its caller's back; the CLI turns it on
         self.helper = DecodeHelper() if decode_helper else None
+        self._opened = False
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -186,6 +195,13 @@ class Cluster:
 
     def open(self) -> None:
         self.source.connect()
+        self._opened = True
+
+    def _ensure_open(self) -> None:
+        """Open the source now if the caller has not: a view that may not need it (``ensemble``) opens it
+        only when it walks the tree."""
+        if not self._opened:
+            self.open()
 
     def close(self) -> None:
         if self.helper is not None:
@@ -397,6 +413,76 @@ class Cluster:
             out.append(record)
         return out
 
+    # ZooKeeper itself ---------------------------------------------------------------------------------
+
+    def ensemble(self, *, admin_port: int | None = 8080) -> Ensemble:
+        """The ensemble of a live source: its members (``members()``: the ``--zk`` hosts and the peers its
+        configuration names, read with four-letter words, or the AdminServer on ``admin_port`` where they
+        are not whitelisted; None never asks it) and its health (``health()``). The members are read
+        whether or not a session can be made; the session opens only to read what they cannot say
+        (``/zookeeper/config``, the walk for znodes near ``jute.maxbuffer``)."""
+        from ..ensemble import Ensemble, ReadOptions
+
+        target = getattr(self.source, "target", None)
+        if target is None:
+            raise UsageError("the ensemble's members are read from a live ensemble (--zk); ZooKeeper's files have none")
+        context = self.source.ssl_context()  # type: ignore[attr-defined]
+        options = ReadOptions(admin_port=admin_port or None, wrap=context.wrap_socket if context is not None else None)
+        return Ensemble(
+            target.hosts,
+            timeout=self.source.timeout,  # type: ignore[attr-defined]
+            options=options,
+            read_config=self._ensemble_config,
+            large_znodes=self._large_znodes,
+        )
+
+    def _ensemble_config(self) -> str | None:
+        """The ``/zookeeper/config`` znode (dynamic reconfiguration's ``server.N`` lines), read at the
+        ensemble's root whatever the ``--zk`` chroot."""
+        with self.source.without_chroot() as session:  # type: ignore[attr-defined]
+            data = session.get("/zookeeper/config").data
+        return data.decode("utf-8", "replace") if data else None
+
+    def _large_znodes(self, min_bytes: int) -> list[Any]:
+        """Every znode of at least ``min_bytes`` data, named with its Storm or Kafka meaning; one walk of
+        the tree (its data is read, as a walk reads it, and not decoded)."""
+        from ..ensemble import LargeZnode
+        from ..ensemble.usage import describe_znode, kind_of
+
+        self._ensure_open()
+        roots = self.decode_roots
+        found = []
+        for node in self.source.walk("/", stats=self.stats):
+            if not isinstance(node, RawNode):  # Denied: it exists, but may not be read
+                self.problems.append(Unreadable(path=node.path, reason=node.reason))
+                continue
+            stat = node.stat
+            if stat.dataLength >= min_bytes:
+                meaning = describe_znode(node.path, kind_of(node.path, roots, self.registry))
+                found.append(LargeZnode(node.path, stat.dataLength, meaning))
+        return found
+
+    def usage(self, path: str = "/", *, depth: int = 2, largest: int | None = 20) -> list[ZkUsage]:
+        """Where the data and znodes are under ``path``: every subtree ``depth`` levels below it, every
+        record kind per root, and the ``largest`` largest znodes (every one with None), each group largest
+        first, each row named with its Storm or Kafka meaning (``ensemble.usage``). From the znodes' stats:
+        a live walk's, or the snapshot's own over ZooKeeper's files; no payload is decoded."""
+        from ..ensemble.usage import UsageTally, tally_walk
+
+        tally = UsageTally(path, depth=depth, largest=largest)
+        cheap = self.source.cheap_listings
+        denied: list[Any] = []
+        tally_walk(
+            self.source.walk(path, stats=self.stats),
+            tally,
+            roots=self.decode_roots if cheap else self.roots,
+            registry=self.registry,
+            discover=not cheap,
+            unreadable=denied,
+        )
+        self.problems.extend(Unreadable(path=d.path, reason=d.reason) for d in denied)
+        return tally.rows()
+
     # the nightly snapshot ----------------------------------------------------------------------------
 
     def snapshot_records(self, *, stale_after_secs: float = DEFAULT_STALE_AFTER_SECS) -> Iterator[Any]:
@@ -406,8 +492,11 @@ class Cluster:
         with their leadership, brokers known only from replica lists, and per Kafka root the partition
         health and findings. What a join needs is held until the walk ends (supervisors, assignments,
         registrations, latches arrive in whatever order the source yields them); everything else
-        streams, so a view's row and the Parquet row of the same thing are equal."""
+        streams, so a view's row and the Parquet row of the same thing are equal. Then what fills
+        ZooKeeper (``ZkUsage``: subtrees two levels deep, record kinds, the largest znodes) and, on a live
+        ensemble, its members (``ZkMember``)."""
         from ..collect import KafkaStateBuilder
+        from ..ensemble.usage import UsageTally, kind_of
         from ..health import kafka_health_records
 
         now = self.now()
@@ -415,10 +504,12 @@ class Cluster:
         self.walked_roots = self.roots
         builders: dict[str, KafkaStateBuilder] = {}
         storm: dict[str, _StormJoins] = {}  # per Storm root: a join never mixes two clusters' rows
+        usage = UsageTally("/", depth=SNAPSHOT_USAGE_DEPTH, largest=SNAPSHOT_LARGEST_ZNODES)
         for path, znode, records in self._decoded_walk("/", detail=True, found=found):
+            roots = found[-1] if found else self.roots
             if znode is not None:
                 yield znode
-            roots = found[-1] if found else self.roots
+                usage.add(path, znode.data_length, znode.ephemeral, kind_of(path, roots, self.registry))
             kafka_root = None  # the deepest Kafka root over the path
             for system, root, _ in roots.locate(path):  # deepest first
                 if system != STORM:
@@ -454,6 +545,9 @@ class Cluster:
                 continue  # no Kafka cluster at this root
             yield from missing_brokers(state.brokers, state.registered, state.assignments, state.root)
             yield from kafka_health_records(state, int(now * 1000))
+        yield from usage.rows()
+        if getattr(self.source, "target", None) is not None:  # a live ensemble: its members as read now
+            yield from self.ensemble().members()
 
     @staticmethod
     def _storm_joins(storm: dict[str, _StormJoins], root: str) -> _StormJoins:
