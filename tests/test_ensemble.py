@@ -472,3 +472,34 @@ def test_members_need_a_live_ensemble(tmp_path: Path) -> None:
     files = str(Path(__file__).parent / "data" / "fixtures" / "zkfiles" / "zk395-plain")
     result = run("--from-files", files, "zk", "members")
     assert result.exit_code == ExitCode.USAGE and "live ensemble" in result.stderr
+
+
+def test_the_nightly_snapshot_keeps_usage_and_the_members(zk_root: Chroot, tmp_path: Path) -> None:
+    """``zk_usage`` as ``zk usage`` shows it (the same walk's stats), and ``zk_members`` on a live
+    ensemble only: ZooKeeper's files have no members."""
+    import pyarrow.dataset as ds
+
+    seed(zk_root.zk, cluster(scale=1, now=NOW))
+    out = tmp_path / "out"
+    snap = run("--zk", zk_root.zk, "snapshot", str(out), "--cluster", "live")
+    assert snap.exit_code == 0, snap.output
+
+    def table(base: Path, name: str) -> list[dict[str, Any]]:
+        return ds.dataset(str(base / name), format="parquet", partitioning="hive").to_table().to_pylist()
+
+    usage = table(out, "zk_usage")
+    view = json.loads(run("--zk", zk_root.zk, "zk", "usage", "/", "--limit", "0", "-f", "json").stdout)
+    columns = ("by", "key", "meaning", "root", "znodes", "data_bytes", "ephemerals", "largest_path")
+
+    def grouped(rows: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+        return {tuple(r[c] for c in columns) for r in rows if r["by"] in ("subtree", "record_kind")}
+
+    assert grouped(usage) == grouped(view)
+    largest = [r for r in usage if r["by"] == "znode"]
+    assert len(largest) == 100 and largest[0]["data_bytes"] == max(r["data_bytes"] for r in view if r["by"] == "znode")
+    (member,) = table(out, "zk_members")
+    assert (member["port"], member["mode"], member["serving"]) == (zk_root.server.port, "leader", True)
+    offline = tmp_path / "offline"
+    files = run("--from-files", str(zk_root.server.base / "data"), "snapshot", str(offline), "--cluster", "files")
+    assert files.exit_code == 0, files.output
+    assert table(offline, "zk_usage") and not (offline / "zk_members").exists()

@@ -53,7 +53,7 @@ from .manifest import (
     part_file_name,
     safe_name,
 )
-from .records import DecodeFailure, Unreadable, Znode
+from .records import DecodeFailure, Unreadable, ZkUsage, Znode
 from .schema import columns, kind_name
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,12 @@ _ARROW = {
 }
 # the columns every table starts with, the same value in every row of a snapshot
 _CONSTANT_TYPES = {"snapshot_id": pa.string(), "snapshot_time": _ARROW["datetime"], "cluster": pa.string()}
-_SPECIAL_TABLES = {Znode: "znodes", DecodeFailure: "decode_failures", Unreadable: "unreadable_znodes"}
+_SPECIAL_TABLES = {
+    Znode: "znodes",
+    DecodeFailure: "decode_failures",
+    Unreadable: "unreadable_znodes",
+    ZkUsage: "zk_usage",  # a mass noun: one table of what fills ZooKeeper
+}
 
 
 def table_name(record_type: type) -> str:

@@ -58,6 +58,7 @@ from .storm_stats import ExecutorFigures, every_component_stats, executor_figure
 
 if TYPE_CHECKING:
     from ..ensemble import Ensemble
+    from ..sources.live import ReadOnlySession
 
 
 @dataclasses.dataclass
@@ -423,23 +424,31 @@ class Cluster:
         (``/zookeeper/config``, the walk for znodes near ``jute.maxbuffer``)."""
         from ..ensemble import Ensemble, ReadOptions
 
-        target = getattr(self.source, "target", None)
-        if target is None:
+        session = self.live_session()
+        if session is None:
             raise UsageError("the ensemble's members are read from a live ensemble (--zk); ZooKeeper's files have none")
-        context = self.source.ssl_context()  # type: ignore[attr-defined]
+        context = session.ssl_context()
         options = ReadOptions(admin_port=admin_port or None, wrap=context.wrap_socket if context is not None else None)
         return Ensemble(
-            target.hosts,
-            timeout=self.source.timeout,  # type: ignore[attr-defined]
+            session.target.hosts,
+            timeout=session.timeout,
             options=options,
             read_config=self._ensemble_config,
             large_znodes=self._large_znodes,
         )
 
+    def live_session(self) -> ReadOnlySession | None:
+        """The source when it is a live ensemble's read-only session (None for ZooKeeper's files)."""
+        from ..sources.live import ReadOnlySession
+
+        return self.source if isinstance(self.source, ReadOnlySession) else None
+
     def _ensemble_config(self) -> str | None:
         """The ``/zookeeper/config`` znode (dynamic reconfiguration's ``server.N`` lines), read at the
         ensemble's root whatever the ``--zk`` chroot."""
-        with self.source.without_chroot() as session:  # type: ignore[attr-defined]
+        live = self.live_session()
+        assert live is not None  # only an ensemble() of a live source reads it
+        with live.without_chroot() as session:
             data = session.get("/zookeeper/config").data
         return data.decode("utf-8", "replace") if data else None
 
@@ -546,7 +555,7 @@ class Cluster:
             yield from missing_brokers(state.brokers, state.registered, state.assignments, state.root)
             yield from kafka_health_records(state, int(now * 1000))
         yield from usage.rows()
-        if getattr(self.source, "target", None) is not None:  # a live ensemble: its members as read now
+        if self.live_session() is not None:  # a live ensemble: its members as read now
             yield from self.ensemble().members()
 
     @staticmethod
