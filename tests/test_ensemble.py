@@ -503,3 +503,8 @@ def test_the_nightly_snapshot_keeps_usage_and_the_members(zk_root: Chroot, tmp_p
     files = run("--from-files", str(zk_root.server.base / "data"), "snapshot", str(offline), "--cluster", "files")
     assert files.exit_code == 0, files.output
     assert table(offline, "zk_usage") and not (offline / "zk_members").exists()
+
+
+def test_an_empty_answer_is_no_answer() -> None:
+    with pytest.raises(OSError, match="needs TLS"):
+        checked("srvr", "")

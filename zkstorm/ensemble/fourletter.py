@@ -75,8 +75,11 @@ def ask(
 
 
 def checked(word: str, text: str) -> str:
-    """``text`` as the answer to ``word``, or the refusal it is (``WordRefused``, ``NotServing``)."""
-    first = text.strip().splitlines()[0] if text.strip() else ""
+    """``text`` as the answer to ``word``, or the refusal it is (``WordRefused``, ``NotServing``); an empty
+    answer is no answer (``OSError``): every word prints something."""
+    if not text.strip():
+        raise OSError(f"no answer to {word}: not a ZooKeeper client port, or one that needs TLS (--tls)")
+    first = text.strip().splitlines()[0]
     if _NOT_WHITELISTED.match(first):
         raise WordRefused(word)
     if first == NOT_SERVING or (word == "isro" and first == "null"):
