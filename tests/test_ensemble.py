@@ -324,6 +324,15 @@ def test_health_of_the_whole_ensemble_and_its_metrics(ensemble: ZkEnsemble) -> N
     assert metrics["zkstorm_zk_findings"] == {(("finding", "four_letter_words_not_allowed"), ("level", "warning")): 1}
 
 
+def test_a_member_named_twice_is_one_member(ensemble: ZkEnsemble) -> None:
+    """--zk naming member 1 by its address and by localhost: the same server id, one member."""
+    ensemble.ensure([1, 2, 3])
+    port = ensemble.members[1].port
+    result = run("--zk", f"127.0.0.1:{port},localhost:{port}", "zk", "members", "-f", "json", "--admin-port", "0")
+    assert result.exit_code == 0, result.output
+    assert sorted(m["server_id"] for m in json.loads(result.stdout)) == [1, 2, 3]
+
+
 def test_one_member_stopped_is_unreachable_and_the_quorum_holds(ensemble: ZkEnsemble) -> None:
     leader = ensemble.leader()
     down = next(i for i in (2, 1, 3) if i != leader)

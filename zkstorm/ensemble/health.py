@@ -87,7 +87,7 @@ def members_down(state: EnsembleState, _: Thresholds) -> list[ZkFinding]:
     out = []
     for m in state.members:
         if m.mode == "unreachable":
-            out.append(_finding("member_unreachable", "warning", f"does not answer: {m.problem}", m))
+            out.append(_finding("member_unreachable", "warning", f"unreachable: {m.problem}", m))
         elif m.mode == "not-serving":
             out.append(_finding("member_not_serving", "warning", f"{m.problem}", m))
         elif m.mode == "read-only":

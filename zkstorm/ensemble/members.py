@@ -426,8 +426,12 @@ def gather(
             readings.append(reading)
         for sid, peer in peers.items():  # a peer whose client address nothing names
             if sid not in matched:
-                readings.append(Reading(peer.host, None, "config", unreachable="its client port is not known"))
+                unknown = "not read: its configuration line names no client port, and the --zk hosts use several"
+                readings.append(Reading(peer.host, None, "config", unreachable=unknown))
                 matched[sid] = readings[-1]
+        # a member --zk names twice (by name and by address) is one member
+        placed = {id(r) for r in matched.values()}
+        readings = [r for r in readings if id(r) in placed or r.server_id not in matched]
     peer_of = {id(r): peers.get(sid) for sid, r in matched.items()}
     members = with_lag([to_member(r, peer_of.get(id(r))) for r in readings])
     members.sort(key=lambda m: (m.server_id is None, m.server_id or 0, m.host, m.port or 0))
