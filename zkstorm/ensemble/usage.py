@@ -18,7 +18,7 @@ import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 from ..decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders: their kinds)
@@ -75,9 +75,9 @@ KIND_MEANINGS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Kind:
-    """A znode's record kind, the root it is under (None outside any) and its path relative to it."""
+class Kind(NamedTuple):
+    """A znode's record kind, the root it is under (None outside any) and its path relative to it (a tuple:
+    one is made per znode read, and a frozen dataclass costs several times as much to build)."""
 
     kind: str
     root: str | None
@@ -90,6 +90,11 @@ def kind_of(path: str, roots: Roots, registry: Registry = REGISTRY) -> Kind:
     if found is not None:
         decoder, root, relative = found
         return Kind(decoder.kind, root, relative)
+    return unclaimed_kind(path, roots)
+
+
+def unclaimed_kind(path: str, roots: Roots) -> Kind:
+    """The kind of a znode no decoder claims: its place's (``storm_other``, ``zookeeper``, ``other`` …)."""
     if path == "/zookeeper" or path.startswith("/zookeeper/"):
         return Kind("zookeeper", None, path[1:])
     located = roots.locate(path)
@@ -97,6 +102,52 @@ def kind_of(path: str, roots: Roots, registry: Registry = REGISTRY) -> Kind:
         system, root, relative = located[0]
         return Kind(f"{system}_other", root, relative)
     return Kind("other", None, path[1:])
+
+
+class KindLookup:
+    """``kind_of`` for a whole walk, with what siblings share reused: a znode whose decoder's pattern ends
+    in ``*`` (``workerbeats/*/*``, ``brokers/topics/*/partitions/*/state``) gives its kind to every sibling,
+    unless a decoder with a literal last segment could claim one of them (``config/brokers/<default>``
+    beside ``config/brokers/*``) or a sibling is itself a root. A snapshot looks every znode up once for its
+    decode already; this keeps the second lookup, for ``zk_usage``, to a dictionary's."""
+
+    def __init__(self, roots: Roots, registry: Registry = REGISTRY) -> None:
+        self.roots = roots
+        self.registry = registry
+        self._siblings: dict[str, tuple[str, str | None, str]] = {}  # parent → kind, root, parent's relative
+        self._root_parents = {r.rpartition("/")[0] or "/" for r in (*roots.storm, *roots.kafka) if r != "/"}
+        decoders = registry.decoders()
+        self._shared = {
+            id(d)
+            for d in decoders
+            if d.pattern
+            and d.pattern[-1] == "*"
+            and not any(
+                e.system == d.system
+                and len(e.pattern) == len(d.pattern)
+                and e.pattern[-1] != "*"
+                and all(a == b or "*" in (a, b) for a, b in zip(e.pattern[:-1], d.pattern[:-1], strict=True))
+                for e in decoders
+            )
+        }
+
+    def __call__(self, path: str, claimed: bool = True) -> Kind:
+        """The kind of ``path``; ``claimed=False`` when the caller knows no decoder claims it (a
+        snapshot's ``decode_status`` says so), which spares the registry's lookup."""
+        if not claimed:
+            return unclaimed_kind(path, self.roots)
+        parent, _, name = path.rpartition("/")
+        shared = self._siblings.get(parent)
+        if shared is not None:
+            kind, root, relative = shared
+            return Kind(kind, root, f"{relative}/{name}" if relative else name)
+        found = self.registry.lookup(path, self.roots)
+        if found is None:
+            return unclaimed_kind(path, self.roots)
+        decoder, root, relative = found
+        if id(decoder) in self._shared and (parent or "/") not in self._root_parents:
+            self._siblings[parent] = (decoder.kind, root, relative.rpartition("/")[0])
+        return Kind(decoder.kind, root, relative)
 
 
 def meaning(kind: str) -> str:
@@ -182,11 +233,12 @@ class UsageTally:
 
     def subtree(self, path: str) -> str:
         """``path``'s ancestor ``depth`` levels below the top, or ``path`` when it is less deep."""
-        if path == "/":
-            return path
-        segments = path.split("/")  # "/a/b/c" → ["", "a", "b", "c"]
-        keep = self._top_depth + self.depth
-        return path if len(segments) - 1 <= keep else "/".join(segments[: keep + 1])
+        end = 0
+        for _ in range(self._top_depth + self.depth):  # to the slash after the subtree's last segment
+            end = path.find("/", end + 1)
+            if end < 0:
+                return path
+        return path[:end]
 
     def add(self, path: str, size: int, ephemeral: bool, found: Kind) -> None:
         self.total_znodes += 1
@@ -201,14 +253,16 @@ class UsageTally:
         if group is None:
             group = self.kinds[key] = _Group()
         group.add(path, size, ephemeral)
-        item = (size, _Reversed(path), found)
         if self.largest is None:
-            self._all.append(item)  # type: ignore[arg-type]
+            self._all.append((size, _Reversed(path), found))  # type: ignore[arg-type]
         elif self.largest > 0:
-            if len(self._heap) < self.largest:
-                heapq.heappush(self._heap, item)  # type: ignore[arg-type]
-            elif item > self._heap[0]:  # type: ignore[operator]
-                heapq.heapreplace(self._heap, item)  # type: ignore[arg-type]
+            heap = self._heap
+            if len(heap) < self.largest:
+                heapq.heappush(heap, (size, _Reversed(path), found))  # type: ignore[arg-type]
+            elif size >= heap[0][0]:  # most znodes are smaller than the smallest kept: no item made for them
+                item = (size, _Reversed(path), found)
+                if item > heap[0]:  # type: ignore[operator]
+                    heapq.heapreplace(heap, item)  # type: ignore[arg-type]
 
     def rows(self) -> list[ZkUsage]:
         """Subtrees, then record kinds, then the largest znodes: each group largest first (by bytes, then
@@ -353,6 +407,7 @@ def tally_walk(
 
     names: dict[str, set[str]] = {}
     held: list[tuple[str, int, bool]] = []
+    lookup = KindLookup(roots, registry)
     near_top = ROOT_SEARCH_DEPTH + 2  # the deepest root's children, and its brokers' (ids, topics)
     for node in nodes:
         stat = getattr(node, "stat", None)
@@ -362,7 +417,7 @@ def tally_walk(
             continue
         path = node.path
         size, ephemeral = stat.dataLength, stat.ephemeralOwner != 0
-        found = kind_of(path, roots, registry)
+        found = lookup(path)
         if discover:
             parent, _, name = path.rpartition("/")
             if parent.count("/") < near_top:
@@ -380,8 +435,9 @@ def tally_walk(
             storm += [node_path] * (STORM in kinds)
             kafka += [node_path] * (KAFKA in kinds)
     everything = merged(roots, Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka))))
+    lookup = KindLookup(everything, registry)
     for path, size, ephemeral in held:
-        tally.add(path, size, ephemeral, kind_of(path, everything, registry))
+        tally.add(path, size, ephemeral, lookup(path))
     return everything
 
 

@@ -456,10 +456,10 @@ class Cluster:
         """Every znode of at least ``min_bytes`` data, named with its Storm or Kafka meaning; one walk of
         the tree (its data is read, as a walk reads it, and not decoded)."""
         from ..ensemble import LargeZnode
-        from ..ensemble.usage import describe_znode, kind_of
+        from ..ensemble.usage import KindLookup, describe_znode
 
         self._ensure_open()
-        roots = self.decode_roots
+        kind_of = KindLookup(self.decode_roots, self.registry)
         found = []
         for node in self.source.walk("/", stats=self.stats):
             if not isinstance(node, RawNode):  # Denied: it exists, but may not be read
@@ -467,7 +467,7 @@ class Cluster:
                 continue
             stat = node.stat
             if stat.dataLength >= min_bytes:
-                meaning = describe_znode(node.path, kind_of(node.path, roots, self.registry))
+                meaning = describe_znode(node.path, kind_of(node.path))
                 found.append(LargeZnode(node.path, stat.dataLength, meaning))
         return found
 
@@ -505,7 +505,7 @@ class Cluster:
         ZooKeeper (``ZkUsage``: subtrees two levels deep, record kinds, the largest znodes) and, on a live
         ensemble, its members (``ZkMember``)."""
         from ..collect import KafkaStateBuilder
-        from ..ensemble.usage import UsageTally, kind_of
+        from ..ensemble.usage import KindLookup, UsageTally
         from ..health import kafka_health_records
 
         now = self.now()
@@ -514,11 +514,15 @@ class Cluster:
         builders: dict[str, KafkaStateBuilder] = {}
         storm: dict[str, _StormJoins] = {}  # per Storm root: a join never mixes two clusters' rows
         usage = UsageTally("/", depth=SNAPSHOT_USAGE_DEPTH, largest=SNAPSHOT_LARGEST_ZNODES)
+        kinds = KindLookup(self.roots, self.registry)
         for path, znode, records in self._decoded_walk("/", detail=True, found=found):
             roots = found[-1] if found else self.roots
             if znode is not None:
                 yield znode
-                usage.add(path, znode.data_length, znode.ephemeral, kind_of(path, roots, self.registry))
+                if kinds.roots is not roots:  # the walk found its roots (at once, or at its end over files)
+                    kinds = KindLookup(roots, self.registry)
+                claimed = znode.decode_status != "not-decoded"  # decoded, or failed: a decoder claimed it
+                usage.add(path, znode.data_length, znode.ephemeral, kinds(path, claimed))
             kafka_root = None  # the deepest Kafka root over the path
             for system, root, _ in roots.locate(path):  # deepest first
                 if system != STORM:
