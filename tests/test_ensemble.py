@@ -215,6 +215,29 @@ def test_znodes_are_named_by_their_storm_and_kafka_meaning() -> None:
     assert named("/elsewhere") == "outside any Storm or Kafka root"
 
 
+def test_the_walks_kind_lookup_agrees_with_the_registry_znode_by_znode() -> None:
+    """``KindLookup`` shares a kind among siblings: over every fixture cluster and the sandbox, in several
+    orders (so that each sibling is sometimes the first met), it gives what the registry's own lookup gives."""
+    import random
+
+    from tests.fixtures import all_clusters, manifest
+    from zkstorm.ensemble.usage import KindLookup
+
+    roots = Roots(
+        storm=("/storm", "/storm1", "/storm-next", "/legacy-storm"),
+        kafka=("/", "/kafka", "/kafka-prod", "/clusters/analytics"),
+    )
+    paths = sorted({n.path for system, name in all_clusters() for n in manifest(system, name)})
+    paths += [n.path for n in cluster(scale=2, now=NOW)]
+    for seed_ in range(3):
+        random.Random(seed_).shuffle(paths)
+        lookup = KindLookup(roots)
+        for path in paths:
+            claimed = REGISTRY.lookup(path, roots) is not None
+            assert lookup(path, claimed) == kind_of(path, roots), path
+    assert len(KindLookup(roots)._siblings) == 0  # made fresh: nothing shared before a walk
+
+
 def test_subtrees_partition_the_read_and_an_empty_root_is_not_a_cluster() -> None:
     roots = Roots(storm=("/storm",), kafka=("/",))  # the default Kafka root, where there is no Kafka
     tally = UsageTally("/", depth=2, largest=2)
