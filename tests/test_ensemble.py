@@ -540,3 +540,13 @@ def test_the_nightly_snapshot_keeps_usage_and_the_members(zk_root: Chroot, tmp_p
 def test_an_empty_answer_is_no_answer() -> None:
     with pytest.raises(OSError, match="needs TLS"):
         checked("srvr", "")
+
+
+def test_only_the_read_words_are_ever_sent() -> None:
+    """``wchp``, ``dump``, ``cons`` list every watch, session or connection of a big ensemble; ``srst``,
+    ``crst``, ``stmk`` change the server: ``ask`` refuses them before any connection is made."""
+    from zkstorm.ensemble.fourletter import ask
+
+    for word in ("wchp", "wchc", "dump", "cons", "srst", "crst", "stmk", "envi"):
+        with pytest.raises(ValueError, match="not a read-only four-letter word"):
+            ask("127.0.0.1", 1, word, deadline=time.monotonic() + 1)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 # The words zkstorm may send: read-only, and each answered in a few kilobytes whatever the ensemble holds.
-READ_WORDS = frozenset({"srvr", "mntr", "conf", "isro", "ruok", "envi"})
+READ_WORDS = frozenset({"srvr", "mntr", "conf", "isro"})
 # ``AbstractFourLetterCommand.ZK_NOT_SERVING``
 NOT_SERVING = "This ZooKeeper instance is not currently serving requests"
 _NOT_WHITELISTED = re.compile(r"^(\w{4}) is not executed because it is not in the whitelist\.")

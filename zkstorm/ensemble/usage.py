@@ -9,7 +9,9 @@ give: the live walk's, or the snapshot's own with ``--from-files``. Nothing here
 
 A subtree is a znode ``depth`` levels below the top of the read, with everything under it; a znode less
 deep is a subtree of its own. So every znode counts in exactly one subtree, and the subtrees add up to
-the whole read.
+the whole read. A subtree means what most of its records are (its own undecoded znodes only where it
+holds no record), and a root only a flag names, where no record is (the default Kafka root ``/`` of an
+ensemble without Kafka there), holds no cluster: its znodes are ``other``.
 """
 
 from __future__ import annotations
