@@ -356,6 +356,32 @@ def test_a_member_named_twice_is_one_member(ensemble: ZkEnsemble) -> None:
     assert sorted(m["server_id"] for m in json.loads(result.stdout)) == [1, 2, 3]
 
 
+def test_a_member_that_hangs_costs_no_more_than_the_timeout(ensemble: ZkEnsemble) -> None:
+    """A member stopped with SIGSTOP accepts connections (the kernel completes them) and answers nothing:
+    it is unreachable after --timeout, while the others are read in parallel all the same."""
+    import os
+    import signal
+
+    ensemble.ensure([1, 2, 3])
+    hung = next(i for i in (3, 2) if i != ensemble.leader())
+    process = ensemble.members[hung].process
+    assert process is not None
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        hosts = ",".join(m.connect_string for m in ensemble.members.values())
+        result = run("--zk", hosts, "--timeout", "2", "zk", "members", "-f", "json", "--admin-port", "0")
+        took = time.monotonic() - started
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+    assert result.exit_code == 0, result.output
+    members = {m["port"]: m for m in json.loads(result.stdout)}
+    stuck = members[ensemble.members[hung].port]
+    assert (stuck["mode"], stuck["problem"]) == ("unreachable", "no answer within --timeout")
+    assert sum(m["serving"] for m in members.values()) == 2
+    assert took < 5, took
+
+
 def test_one_member_stopped_is_unreachable_and_the_quorum_holds(ensemble: ZkEnsemble) -> None:
     leader = ensemble.leader()
     down = next(i for i in (2, 1, 3) if i != leader)

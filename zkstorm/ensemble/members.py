@@ -104,7 +104,8 @@ def read_member(host: str, port: int, named_in: str, *, deadline: float, options
         if text is not None:
             reading.srvr = parse_srvr(text)
         else:  # a 3.4 whitelist without srvr: isro still tells whether it serves read-only
-            reading.isro = word("isro")
+            isro = word("isro")
+            reading.isro = isro.strip() if isro is not None else None
         mntr = word("mntr")
         reading.mntr = parse_mntr(mntr) if mntr is not None else None
         conf = word("conf")
@@ -325,7 +326,7 @@ def to_member(reading: Reading, peer: Peer | None) -> ZkMember:
         approximate_data_bytes=number("approximate_data_size"),
         open_file_descriptors=number("open_file_descriptor_count"),
         max_file_descriptors=number("max_file_descriptor_count"),
-        # learners since 3.6 (ZOOKEEPER-3117); followers before
+        # the leader's gauges: learners (LeaderZooKeeperServer.registerMetrics, 3.6+), followers in 3.4 and 3.5
         followers=number("learners") if "learners" in mntr else number("followers"),
         synced_followers=number("synced_followers"),
         uptime_ms=number("uptime"),
