@@ -314,7 +314,12 @@ def test_every_member_is_shown_with_its_mode_from_one_host_and_the_configuration
     assert "is the one of client port" in members[3]["problem"]
     (note,) = notes(result)  # the one-line advice, for member 3 only
     assert note.startswith(f"zkstorm: note: 127.0.0.1:{ensemble.members[3].port}: mntr, conf not in ")
-    assert "4lw.commands.whitelist=srvr,mntr,conf,isro" in note and "admin.enableServer=true" in note
+    assert note.endswith(
+        "no AdminServer (the AdminServer on port "
+        f"{ensemble.admin_port} is the one of client port {ensemble.members[2].port}): add mntr and conf to "  # type: ignore[attr-defined]
+        "4lw.commands.whitelist in its zoo.cfg (4lw.commands.whitelist=srvr,mntr,conf,isro) and restart it, or "
+        "enable its AdminServer (admin.enableServer=true), which zkstorm reads on --admin-port"
+    )
 
 
 def test_members_come_from_zookeeper_config_when_no_member_prints_conf(ensemble: ZkEnsemble) -> None:

@@ -47,7 +47,7 @@ DEFAULT_ADMIN_PORT = 8080  # admin.serverPort's default (JettyAdminServer.DEFAUL
 SERVING_MODES = frozenset({"leader", "follower", "observer", "standalone", "read-only"})
 LEADING_MODES = frozenset({"leader", "standalone"})
 WHITELIST_ADVICE = (
-    "add them to 4lw.commands.whitelist in its zoo.cfg (4lw.commands.whitelist=srvr,mntr,conf,isro) and "
+    "add {words} to 4lw.commands.whitelist in its zoo.cfg (4lw.commands.whitelist=srvr,mntr,conf,isro) and "
     "restart it, or enable its AdminServer (admin.enableServer=true), which zkstorm reads on --admin-port"
 )
 _MAX_READERS = 32  # members read at once
@@ -371,7 +371,7 @@ def _problem(reading: Reading) -> tuple[str | None, str | None]:
     if reading.admin_used:
         return f"{words} not in 4lw.commands.whitelist: read through the AdminServer", None
     why = f"; no AdminServer ({reading.admin_error})" if reading.admin_error else ""
-    return f"{words} not in 4lw.commands.whitelist{why}", WHITELIST_ADVICE
+    return f"{words} not in 4lw.commands.whitelist{why}", WHITELIST_ADVICE.format(words=" and ".join(reading.refused))
 
 
 def with_lag(members: list[ZkMember]) -> list[ZkMember]:
