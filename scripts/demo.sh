@@ -40,6 +40,10 @@ step "zkstorm kafka configs --type users   (SCRAM credentials redacted)"
 "$zkstorm" kafka configs --type users
 step "zkstorm get /kafka/brokers/ids/1"
 "$zkstorm" get /kafka/brokers/ids/1
+step "zkstorm zk members   (the sandbox is one member; it allows srvr and mntr, not conf)"
+"$zkstorm" zk members
+step "zkstorm zk usage / --by record_kind --limit 8"
+"$zkstorm" zk usage / --by record_kind --limit 8
 step "zkstorm tree / -f jsonl | wc -l"
 "$zkstorm" tree / -f jsonl | wc -l
 

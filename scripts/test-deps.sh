@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# What `make test` needs besides the virtualenv: Java 17+ (the test ZooKeeper and Spark) and, for the
-# history report's browser test, Debian's Chromium and its driver. Java missing fails loudly; Chromium is
-# installed with apt when it is missing and this user can install packages, and otherwise the report
-# test says in one line what is missing.
+# What `make test` needs besides the virtualenv: Java 17+ (the test ZooKeeper and Spark), Debian's Jetty 9.4
+# for the AdminServer of one member of the test ensemble (pyspark ships only a shaded Jetty), and, for the
+# history report's browser test, Debian's Chromium and its driver. Java missing fails loudly; the packages
+# are installed with apt when they are missing and this user can install packages, and otherwise the tests
+# that need them say in one line what is missing.
 set -euo pipefail
 
 if ! command -v java >/dev/null 2>&1; then
@@ -15,7 +16,14 @@ if [ -z "$major" ] || [ "$major" -lt 17 ]; then
   exit 1
 fi
 
-if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then
+missing=()
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  missing+=(chromium chromium-driver)
+fi
+if [ ! -f /usr/share/java/jetty9-server.jar ] || [ ! -f /usr/share/java/servlet-api.jar ]; then
+  missing+=(libjetty9-java libservlet-api-java)
+fi
+if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" -eq 0 ]; then
@@ -23,10 +31,10 @@ if [ "$(id -u)" -eq 0 ]; then
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
   SUDO="sudo -n"
 else
-  echo "note: chromium and chromium-driver are missing and this user cannot install them;" \
-    "the report's browser test will fail until 'apt-get install chromium chromium-driver' is run" >&2
+  echo "note: ${missing[*]} are missing and this user cannot install them; the tests that need them" \
+    "will fail until 'apt-get install ${missing[*]}' is run" >&2
   exit 0
 fi
-echo "installing chromium and chromium-driver for the report's browser test (apt-get)" >&2
+echo "installing ${missing[*]} for the tests (apt-get)" >&2
 $SUDO apt-get update -q >/dev/null
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q chromium chromium-driver >/dev/null
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}" >/dev/null

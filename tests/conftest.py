@@ -101,6 +101,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if report.failed and _SERVERS:
         report.sections.append(("ZooKeeper server log (tail)", _SERVERS[0].log_tail(80)))
+    if report.failed and ENSEMBLES:
+        report.sections.append(("ZooKeeper ensemble logs (tails)", ENSEMBLES[-1].log_tail(30)))
+
+
+ENSEMBLES: list[Any] = []  # the running test ensembles (tests/test_ensemble.py), whose logs a failure shows
 
 
 @pytest.fixture(scope="session")

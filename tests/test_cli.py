@@ -241,6 +241,9 @@ READ_COMMANDS = [
     ("get", "/storm/storms"),
     ("get", "/storm/supervisors", "--raw", "--json"),
     ("--show-secrets", "get", "/storm", "--raw"),
+    ("zk", "members"),
+    ("zk", "health"),
+    ("zk", "usage", "/", "--limit", "0", "-f", "json"),
 ]
 
 

@@ -31,6 +31,7 @@ from zkstorm.records import (
     StormSupervisor,
     StormTopology,
     StormWorker,
+    ZkUsage,
     Znode,
 )
 
@@ -69,6 +70,24 @@ CONTROLLER = [(1, 5), (1, 5), (2, 7), (2, 7), (2, 8)]
 ISR_T0 = [[1, 2, 3], [1, 2], [1, 2], [1, 2], [1, 2, 3]]
 LEADER_T1 = [2, 1, 1, 1, 1]
 TOPICS = [{"t"}, {"t"}, {"t", "u"}, {"t", "u"}, {"t"}]
+# ZooKeeper's subtrees per day: (znodes, data bytes); heartbeats quadruple on day 2, an old consumer
+# group's offsets appear on day 4
+USAGE = {
+    ("/storm/workerbeats", "/storm", "storm_worker", "Storm worker heartbeats"): [
+        (100, 1_000_000),
+        (110, 1_100_000),
+        (400, 4_000_000),
+        (410, 4_100_000),
+        (420, 4_200_000),
+    ],
+    ("/kafka/consumers", "/kafka", "kafka_consumer_offset", "old Kafka consumers' offsets"): [
+        (1, 10),
+        (1, 10),
+        (1, 10),
+        (1, 10),
+        (30_001, 3_000_000),
+    ],
+}
 # component → per day (capacity, failed, executed) in the last 10 minutes before the snapshot
 COMPONENTS = {
     ("A", "parse"): [(0.5, 0, 6000), (0.9, 0, 6600), (0.85, 0, 6000), (0.95, 0, 7200), (0.92, 0, 6900)],
@@ -180,6 +199,15 @@ def _records(i: int) -> list[Any]:
                 reassigning_partitions=0,
             )
         )  # fmt: skip
+    for (subtree, root, kind, meaning), days in USAGE.items():
+        znodes, size = days[i]
+        for by, key in (("subtree", subtree), ("record_kind", kind)):
+            out.append(
+                ZkUsage(
+                    by=by, key=key, meaning=meaning, root=root, znodes=znodes, data_bytes=size, ephemerals=0,
+                    share_pct=0.0, largest_path=subtree, largest_bytes=size,
+                )
+            )  # fmt: skip
     for n in range(i + 2):
         out.append(
             Znode(
@@ -412,6 +440,33 @@ def test_topic_churn_and_zookeeper_growth(spark: Any, result: Any) -> None:
     subtrees = _table(spark, result, "zookeeper_subtrees")
     assert _per_day(subtrees, "znodes") == [i + 2 for i in range(DAYS)]
     assert _per_day(subtrees, "bytes") == [10 * (i + 2) for i in range(DAYS)]
+
+
+def test_zookeeper_usage_per_subtree_and_record_kind_and_its_growth(spark: Any, result: Any) -> None:
+    """What fills ZooKeeper night by night (the snapshots' ``zk_usage``): data bytes per subtree and per
+    record kind, and an incident for each subtree that grew by half again and by 1 MiB or 10,000 znodes."""
+    subtrees = _table(spark, result, "zookeeper_subtree_bytes")
+    kinds = _table(spark, result, "zookeeper_record_kinds")
+    for (subtree, root, kind, meaning), days in USAGE.items():
+        mine = [r for r in subtrees if r["subtree"] == subtree]
+        assert _per_day(mine, "data_bytes") == [size for _, size in days]
+        assert _per_day(mine, "znodes") == [n for n, _ in days] and {r["meaning"] for r in mine} == {meaning}
+        assert _per_day([r for r in kinds if r["record_kind"] == f"{kind} {root}"], "data_bytes") == [
+            size for _, size in days
+        ]
+    outcome, _, html = result
+    growth = _incidents(outcome, "zookeeper_growth")
+    assert [(i.started, i.subjects, i.chart) for i in growth] == [
+        (_day(2), ["/storm/workerbeats"], "zookeeper_subtree_bytes"),
+        (_day(4), ["/kafka/consumers"], "zookeeper_subtree_bytes"),
+    ]
+    assert growth[0].summary == (
+        "/storm/workerbeats (Storm worker heartbeats) grew from 1.0 MiB in 110 znodes to 3.8 MiB in 400 znodes "
+        "since the previous snapshot"
+    )
+    assert growth[1].summary.startswith("/kafka/consumers (old Kafka consumers' offsets) grew from 10 bytes in 1")
+    page = html.read_text()
+    assert "Data bytes per record kind" in page and "Data bytes per subtree" in page
 
 
 def test_since_until_select_days(spark: Any, week: Path) -> None:

@@ -6,6 +6,7 @@ client cert); ZooKeeper 3.9 reads PEM key and trust stores directly.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import time
@@ -124,3 +125,18 @@ def test_tls_without_a_client_certificate_is_refused_by_the_server(tls_server: t
     _, port, pki = tls_server
     with pytest.raises(ZookeeperError, match="cannot connect"):
         ReadOnlySession(f"127.0.0.1:{port}", tls=TlsOptions(ca=str(pki / "ca.pem")), timeout=3).connect()
+
+
+def test_four_letter_words_on_a_secure_client_port(tls_server: tuple[ZkServer, int, Path]) -> None:
+    """``zk members`` speaks TLS to a secure client port, with the session's own CA and client certificate."""
+    from tests.test_cli import run
+
+    _, port, pki = tls_server
+    tls = ["--tls-ca", str(pki / "ca.pem"), "--tls-cert", str(pki / "client.crt"), "--tls-key", str(pki / "client.key")]
+    result = run("--zk", f"127.0.0.1:{port}", *tls, "zk", "members", "-f", "json", "--admin-port", "0")
+    assert result.exit_code == 0, result.output
+    (member,) = json.loads(result.stdout)
+    assert (member["port"], member["mode"], member["source"], member["server_id"]) == (port, "leader", "4lw", 1)
+    assert member["watch_count"] is not None  # mntr, over TLS
+    plain = run("--zk", f"127.0.0.1:{port}", "--timeout", "2", "zk", "members", "-f", "json", "--admin-port", "0")
+    assert json.loads(plain.stdout)[0]["mode"] == "unreachable"  # no TLS: the port answers nothing readable

@@ -888,6 +888,107 @@ class KafkaFindingSummary:
     root: str  # the Kafka chroot it was read under
 
 
+# --- ZooKeeper itself: the ensemble that holds the metadata, and what fills it ----------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class ZkMember:
+    """One member of the ensemble as it answered ``srvr``, ``mntr`` and ``conf`` (or its AdminServer's
+    ``/commands/monitor``), or did not. Figures a member would not give are None, and ``problem`` says why."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "host",
+        "port",
+        "server_id",
+        "mode",
+        "version",
+        "zxid_lag",
+        "latency_avg_ms",
+        "latency_max_ms",
+        "outstanding_requests",
+        "connections",
+        "znode_count",
+        "watch_count",
+        "approximate_data_bytes",
+        "open_file_descriptors",
+        "problem",
+    )
+
+    host: str
+    port: int | None  # its client port; None for a peer whose configuration line names none (not read)
+    server_id: int | None  # its myid, from conf or the ensemble's configuration
+    learner_type: str | None  # participant (votes) or observer, from the ensemble's configuration
+    mode: str  # leader, follower, observer, standalone, read-only, not-serving, unreachable, unknown
+    serving: bool  # answers clients (a read-only member answers read-only clients only)
+    read_only: bool | None  # in read-only mode: cut off from its quorum, readonlymode.enabled
+    version: str | None  # "3.9.3"
+    zxid: int | None  # the last transaction it processed
+    zxid_lag: int | None  # transactions behind the leader's (0 for the leader; None without a leader)
+    latency_min_ms: int | None
+    latency_avg_ms: float | None
+    latency_max_ms: int | None
+    outstanding_requests: int | None
+    connections: int | None
+    znode_count: int | None
+    watch_count: int | None
+    ephemerals_count: int | None
+    approximate_data_bytes: int | None
+    open_file_descriptors: int | None
+    max_file_descriptors: int | None
+    followers: int | None  # the leader's: learners connected
+    synced_followers: int | None  # the leader's: followers in sync
+    uptime_ms: int | None
+    source: str  # how it was read: 4lw (srvr and mntr), srvr (srvr only), admin (srvr and the AdminServer), none
+    named_in: str  # zk (a --zk host) or config (a peer only the ensemble's configuration names)
+    problem: str | None  # why figures are missing: unreachable, not serving, words not whitelisted
+    advice: str | None  # the one setting to change so that zkstorm can read it all
+
+
+@dataclass(slots=True, kw_only=True)
+class ZkFinding:
+    """One explained health finding of the ensemble (``zk health``): a member down or behind, no quorum, a
+    znode near ``jute.maxbuffer`` (named with its Storm or Kafka meaning)."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("level", "finding", "member", "detail")
+
+    finding: str  # no_quorum, member_unreachable, follower_behind, znode_near_jute_maxbuffer, …
+    level: str  # error, warning, info
+    member: str | None  # host:port
+    path: str | None
+    size: int | None  # the znode's data bytes (znode findings)
+    detail: str
+
+
+@dataclass(slots=True, kw_only=True)
+class ZkUsage:
+    """Where the data and znodes are: one subtree, one record kind, or one of the largest znodes
+    (``by``), with its Storm or Kafka meaning. Sizes are the znodes' data as their stats give them (live),
+    or the snapshot's own (``--from-files``)."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "by",
+        "key",
+        "meaning",
+        "znodes",
+        "data_bytes",
+        "share_pct",
+        "ephemerals",
+        "largest_bytes",
+        "root",
+    )
+
+    by: str  # subtree, record_kind, znode
+    key: str  # the subtree's or the znode's path, or the record kind (storm_worker, kafka_consumer_offset …)
+    meaning: str  # what it is to Storm or Kafka ("Storm worker heartbeats", "assignment of topology X")
+    root: str | None  # the Storm root or Kafka chroot it is under; None for ZooKeeper's own and the rest
+    znodes: int
+    data_bytes: int
+    ephemerals: int
+    share_pct: float  # of all the data bytes read
+    largest_path: str
+    largest_bytes: int
+
+
 @dataclass(slots=True, kw_only=True)
 class WatchChange:
     """One difference between two rounds of a watched view (``--watch``): a subject that appeared,
@@ -956,9 +1057,13 @@ RECORD_TYPES: tuple[type, ...] = (
     KafkaRoot,
     KafkaFinding,
     KafkaFindingSummary,
+    ZkMember,
+    ZkFinding,
+    ZkUsage,
     WatchChange,
 )
 
 # Records a view computes for the terminal and never a snapshot table (the snapshot keeps the findings
-# and the rows they summarize or compare; the schema in the README lists the rest).
-VIEW_ONLY_TYPES: tuple[type, ...] = (KafkaFindingSummary, WatchChange)
+# and the rows they summarize or compare; the schema in the README lists the rest). The ensemble's findings
+# are judged on thresholds given at the moment: the snapshot keeps the members and usage they come from.
+VIEW_ONLY_TYPES: tuple[type, ...] = (KafkaFindingSummary, WatchChange, ZkFinding)

@@ -110,6 +110,10 @@ class Registry:
     def __len__(self) -> int:
         return sum(len(b) for b in self._by_depth.values())
 
+    def decoders(self) -> list[Decoder]:
+        """Every registered decoder (for what lists them all: the record kinds ``zk usage`` names)."""
+        return [d for bucket in self._by_depth.values() for d in bucket]
+
 
 def _first_segment_index(
     bucket: list[Decoder],

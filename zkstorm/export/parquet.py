@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..defaults import LOCK_STALE_AFTER_SECS
 from ..errors import DamagedManifestError, SnapshotError
-from ..records import DecodeFailure, Unreadable, Znode
+from ..records import DecodeFailure, Unreadable, ZkUsage, Znode
 from ..schema import columns, kind_name
 from ..units import iso_utc
 from .lock import LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
@@ -71,7 +71,12 @@ _ARROW = {
 }
 # the columns every table starts with, the same value in every row of a snapshot
 _CONSTANT_TYPES = {"snapshot_id": pa.string(), "snapshot_time": _ARROW["datetime"], "cluster": pa.string()}
-_SPECIAL_TABLES = {Znode: "znodes", DecodeFailure: "decode_failures", Unreadable: "unreadable_znodes"}
+_SPECIAL_TABLES = {
+    Znode: "znodes",
+    DecodeFailure: "decode_failures",
+    Unreadable: "unreadable_znodes",
+    ZkUsage: "zk_usage",  # a mass noun: one table of what fills ZooKeeper
+}
 
 
 def table_name(record_type: type) -> str:

@@ -8,7 +8,8 @@ name) it asks of the view the rows were read through, while the cluster is still
 
 Written through ``prometheus_client`` (its own escaping and format, which its parser reads back). Every
 series is a gauge of the state the command read; labels are bounded: a root, a topic, a broker id, a
-topology name, a finding kind, a status, never a partition, a worker or a host. The metric names, labels
+topology name, a finding kind, a status, an ensemble member (host:port; an ensemble has a handful), never
+a partition, a worker or a Storm or Kafka host. The metric names, labels
 and units are listed in the README ("Prometheus").
 """
 
@@ -31,6 +32,8 @@ from ..records import (
     StormTopology,
     StormWorker,
     Unreadable,
+    ZkFinding,
+    ZkMember,
 )
 
 
@@ -282,6 +285,72 @@ def storm_component_families(root: str, components: Sequence[StormComponentStats
     return [family for _, _, family in families]
 
 
+# --- ZooKeeper itself ---------------------------------------------------------------------------------------
+
+# (record field, metric name, help, scale): a gauge per member, absent where the member did not say
+_MEMBER_SERIES = (
+    ("zxid_lag", "zxid_lag", "Transactions the member is behind the leader.", 1),
+    ("latency_avg_ms", "latency_avg_seconds", "The member's average request latency.", 1e-3),
+    ("latency_max_ms", "latency_max_seconds", "The member's largest request latency.", 1e-3),
+    ("outstanding_requests", "outstanding_requests", "Requests queued on the member.", 1),
+    ("connections", "connections", "Client connections to the member.", 1),
+    ("znode_count", "znodes", "Znodes in the member's tree.", 1),
+    ("watch_count", "watches", "Watches set on the member.", 1),
+    ("ephemerals_count", "ephemerals", "Ephemeral znodes in the member's tree.", 1),
+    ("approximate_data_bytes", "approximate_data_bytes", "The member's tree's data, approximately.", 1),
+    ("open_file_descriptors", "open_file_descriptors", "File descriptors the member has open.", 1),
+    ("max_file_descriptors", "max_file_descriptors", "The member's open file limit.", 1),
+)
+
+
+def member_label(member: ZkMember) -> str:
+    return f"{member.host}:{member.port}" if member.port is not None else member.host
+
+
+def zk_member_families(members: Sequence[ZkMember]) -> list[Family]:
+    """The ensemble: members by whether they serve, whether one leads, and each member's mode and figures."""
+    serving = [m for m in members if m.serving and m.mode != "read-only"]
+    out = [
+        Family("zk_members", "Members of the ensemble (the --zk hosts and the peers its configuration names).").add(
+            len(members)
+        ),
+        Family("zk_members_serving", "Members that serve clients (leading or following; read-only ones not).").add(
+            len(serving)
+        ),
+        Family("zk_quorum", "1 if a member leads (the ensemble takes writes), else 0.").add(
+            1 if any(m.mode in ("leader", "standalone") for m in members) else 0
+        ),
+    ]
+    up = Family("zk_member_up", "1 if the member answers, 0 if it is unreachable.", ("member",))
+    info = Family(
+        "zk_member_info",
+        "The member's mode, version and server id (always 1).",
+        ("member", "mode", "version", "server_id"),
+    )
+    leader = Family("zk_member_leader", "1 if the member leads.", ("member",))
+    series = [
+        (attr, scale, Family(f"zk_member_{name}", text, ("member",))) for attr, name, text, scale in _MEMBER_SERIES
+    ]
+    for m in sorted(members, key=member_label):
+        name = member_label(m)
+        up.add(0 if m.mode == "unreachable" else 1, name)
+        info.add(1, name, m.mode, m.version or "", "" if m.server_id is None else m.server_id)
+        leader.add(1 if m.mode in ("leader", "standalone") else 0, name)
+        for attr, scale, family in series:
+            value = getattr(m, attr)
+            if value is not None:
+                family.add(value * scale, name)
+    return [*out, up, info, leader, *(family for _, _, family in series)]
+
+
+def zk_finding_families(findings: Sequence[ZkFinding]) -> list[Family]:
+    """The ensemble's health findings counted by rule and level."""
+    family = Family("zk_findings", "Health findings (zk health), by rule and level.", ("finding", "level"))
+    for (finding, level), count in sorted(Counter((f.finding, f.level) for f in findings).items()):
+        family.add(count, finding, level)
+    return [family]
+
+
 # --- a view's series, by the type of its rows ----------------------------------------------------------------
 
 
@@ -302,12 +371,15 @@ _SERIES: dict[type, Callable[[Sequence[Any], Any], list[Family]]] = {
     StormWorker: lambda rows, view: storm_worker_families(view.root, rows, view.topology_ids()),
     StormSupervisor: lambda rows, view: storm_supervisor_families(view.root, rows, view.missing_supervisors()),
     StormComponentStats: lambda rows, view: storm_component_families(view.root, rows),
+    ZkMember: lambda rows, _view: zk_member_families(rows),
+    ZkFinding: lambda rows, ensemble: [*zk_member_families(ensemble.members()), *zk_finding_families(rows)],
 }
 
 
 def series(primary: type, rows: Sequence[Any], view: Any) -> list[Family]:
     """The series of a view's ``rows`` (all of type ``primary``), read through ``view`` (a ``StormCluster``,
-    a ``KafkaCluster``, or for findings the ``KafkaHealth`` report); ``UsageError`` for a type that has none."""
+    a ``KafkaCluster``, for Kafka's findings the ``KafkaHealth`` report, for the ensemble's its
+    ``Ensemble``); ``UsageError`` for a type that has none."""
     make = _SERIES.get(primary)
     if make is None:
         raise UsageError(f"{primary.__name__} rows have no Prometheus form (their series would be unbounded)")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..export.parquet import table_name
-from ..records import Znode
+from ..records import ZkUsage, Znode
 
 
 def spark_functions() -> Any:
@@ -193,4 +193,19 @@ def presence_grid(snaps: Any, df: Any, key: str) -> Any:
     return snaps.join(keys, "cluster").join(present, ["snapshot_id", "root", key], "left").fillna(False, ["present"])
 
 
-ZOOKEEPER_FACT = Fact("zookeeper_subtrees", zookeeper_subtrees, (Znode,))
+def zookeeper_usage(w: Window) -> Any | None:
+    """Per snapshot: znodes and data bytes of each subtree two levels deep and of each record kind per
+    root, with what each is to Storm or Kafka (the snapshot's ``zk_usage``, already summed at the walk)."""
+    u = w.table(ZkUsage)
+    if u is None:
+        return None
+    F = _F()
+    return u.where(F.col("by").isin("subtree", "record_kind")).select(
+        "cluster", "snapshot_id", "snapshot_time", "by", "key", "meaning", "root", "znodes", "data_bytes"
+    )
+
+
+ZOOKEEPER_FACTS = [
+    Fact("zookeeper_subtrees", zookeeper_subtrees, (Znode,)),
+    Fact("zookeeper_usage", zookeeper_usage, (ZkUsage,)),
+]

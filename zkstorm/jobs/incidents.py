@@ -24,6 +24,10 @@ from .facts import presence_grid
 from .metrics import History, signature_column
 
 ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
+# A subtree that grows by half again, and by this much at least, between two snapshots (zookeeper_growth)
+GROWTH_RATIO = 1.5
+GROWTH_MIN_BYTES = 1 << 20
+GROWTH_MIN_ZNODES = 10_000
 NAMED = 4  # subjects named in a summary; the rest are counted
 
 CRITICAL, WARNING, INFO = "critical", "warning", "info"
@@ -413,6 +417,71 @@ def error_bursts(h: History) -> list[Incident]:
     return out
 
 
+def zookeeper_growth(h: History) -> list[Incident]:
+    """A subtree whose data or znodes grew by half again (and by at least ``GROWTH_MIN_BYTES`` or
+    ``GROWTH_MIN_ZNODES``) since the previous snapshot, or appeared that large: what fills ZooKeeper
+    (consumer offsets of an old group, heartbeats of a runaway topology), named with its meaning."""
+    usage = h.fact("zookeeper_usage")
+    if usage is None:
+        return []
+    F = _F()
+    subtrees = usage.where(F.col("by") == "subtree").select(
+        "snapshot_id", "cluster", "key", "meaning", "znodes", "data_bytes"
+    )
+    before = subtrees.select(
+        F.col("snapshot_id").alias("prev_id"),
+        "cluster",
+        "key",
+        F.col("znodes").alias("prev_znodes"),
+        F.col("data_bytes").alias("prev_bytes"),
+    )
+    paired = (
+        subtrees.join(
+            h.snaps.where(F.col("prev_id").isNotNull()).select("snapshot_id", "prev_id", "snapshot_time"), "snapshot_id"
+        )
+        .join(before, ["prev_id", "cluster", "key"], "left")
+        .fillna(0, ["prev_znodes", "prev_bytes"])
+    )
+    grew_bytes = (F.col("data_bytes") - F.col("prev_bytes") >= GROWTH_MIN_BYTES) & (
+        F.col("data_bytes") >= GROWTH_RATIO * F.col("prev_bytes")
+    )
+    grew_znodes = (F.col("znodes") - F.col("prev_znodes") >= GROWTH_MIN_ZNODES) & (
+        F.col("znodes") >= GROWTH_RATIO * F.col("prev_znodes")
+    )
+    out = []
+    for r in paired.where(grew_bytes | grew_znodes).orderBy("cluster", "snapshot_time", "key").collect():
+        was = f"from {_size(r['prev_bytes'])} in {r['prev_znodes']:,} znodes" if r["prev_znodes"] else "from nothing"
+        out.append(
+            Incident(
+                cluster=r["cluster"],
+                root="",
+                system="ZooKeeper",
+                kind="zookeeper_growth",
+                level=WARNING,
+                started=_utc(r["snapshot_time"]),
+                ended=None,
+                ongoing=False,
+                snapshots=1,
+                subjects=[r["key"]],
+                count=int(r["data_bytes"]),
+                summary=f"{r['key']} ({r['meaning']}) grew {was} to {_size(r['data_bytes'])} in "
+                f"{r['znodes']:,} znodes since the previous snapshot",
+                chart="zookeeper_subtree_bytes",
+            )
+        )
+    return out
+
+
+def _size(data_bytes: int) -> str:
+    """Bytes as a person reads them: ``512 bytes``, ``3.2 MiB``."""
+    size = float(data_bytes)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size):,} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{data_bytes:,} bytes"
+
+
 RULES: list[Callable[[History], list[Incident]]] = [
     brokers_gone,
     partitions_offline,
@@ -421,6 +490,7 @@ RULES: list[Callable[[History], list[Incident]]] = [
     controller_moves,
     supervisors_missing,
     error_bursts,
+    zookeeper_growth,
 ]
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts import ZOOKEEPER_FACT, Tables, presence_grid
+from .facts import ZOOKEEPER_FACTS, Tables, presence_grid
 from .facts import spark_functions as _F
 from .facts import spark_window as _window
 from .kafka_facts import KAFKA_FACTS
@@ -58,7 +58,7 @@ class History:
 
 # --- facts and metrics ---------------------------------------------------------------------------------
 
-FACTS = [*STORM_FACTS, *KAFKA_FACTS, ZOOKEEPER_FACT]  # every fact of a snapshot
+FACTS = [*STORM_FACTS, *KAFKA_FACTS, *ZOOKEEPER_FACTS]  # every fact of a snapshot
 SNAPSHOT_TABLES = sorted({name for fact in FACTS for name in fact.tables})  # what the history reads
 
 
@@ -260,6 +260,30 @@ def kafka_chronic_under_replicated(h: History) -> Any | None:
     return runs.where(F.col("consecutive_snapshots") >= CHRONIC_SNAPSHOTS)
 
 
+def zookeeper_subtree_bytes(h: History) -> Any | None:
+    """Per snapshot: data bytes and znodes of each subtree two levels deep, with its meaning."""
+    u = h.fact("zookeeper_usage")
+    if u is None:
+        return None
+    F = _F()
+    return u.where(F.col("by") == "subtree").select(
+        "cluster", "snapshot_time", F.col("key").alias("subtree"), "meaning", "znodes", "data_bytes"
+    )
+
+
+def zookeeper_record_kinds(h: History) -> Any | None:
+    """Per snapshot: data bytes and znodes of each record kind (``storm_worker``, ``kafka_consumer_offset``),
+    named with its root where it has one (``kafka_consumer_offset /kafka``): what grows ZooKeeper."""
+    u = h.fact("zookeeper_usage")
+    if u is None:
+        return None
+    F = _F()
+    kind = F.when(F.col("root").isNull(), F.col("key")).otherwise(F.concat_ws(" ", "key", "root"))
+    return u.where(F.col("by") == "record_kind").select(
+        "cluster", "snapshot_time", kind.alias("record_kind"), "meaning", "znodes", "data_bytes"
+    )
+
+
 @dataclass(frozen=True)
 class Metric:
     name: str
@@ -293,4 +317,6 @@ METRICS = [
     Metric("kafka_leader_changes", "Kafka", "Leader changes", as_kept("kafka_leader_changes")),
     Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", as_kept("kafka_topic_churn")),
     Metric("zookeeper_subtrees", "ZooKeeper", "Znodes and bytes per subtree", as_kept("zookeeper_subtrees")),
+    Metric("zookeeper_subtree_bytes", "ZooKeeper", "Data bytes per subtree", zookeeper_subtree_bytes),
+    Metric("zookeeper_record_kinds", "ZooKeeper", "Data bytes per record kind", zookeeper_record_kinds),
 ]

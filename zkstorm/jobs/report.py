@@ -48,6 +48,8 @@ CHARTS: dict[str, tuple[str, str, tuple[str, ...], str | None]] = {
     "kafka_leader_changes": ("lines", "snapshot_time", ("leader_changes",), "broker_id"),
     "kafka_topic_churn": ("lines", "snapshot_time", ("topics", "topics_appeared", "topics_disappeared"), None),
     "zookeeper_subtrees": ("lines", "snapshot_time", ("znodes",), "subtree"),
+    "zookeeper_subtree_bytes": ("lines", "snapshot_time", ("data_bytes",), "subtree"),
+    "zookeeper_record_kinds": ("lines", "snapshot_time", ("data_bytes",), "record_kind"),
 }
 # metric → (key, value, title): a ranking of a line metric's subjects over the whole history
 OFFENDERS: dict[str, tuple[str, str, str]] = {

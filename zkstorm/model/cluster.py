@@ -18,11 +18,11 @@ import dataclasses
 import json
 from collections.abc import Iterator, Sequence
 from functools import cached_property, partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..decode.registry import REGISTRY, Registry
 from ..defaults import KAFKA_ROOT, STALE_AFTER_SECS, STORM_ROOT
-from ..errors import NotAllowedError, NotFoundError, RootNotFoundError
+from ..errors import NotAllowedError, NotFoundError, RootNotFoundError, UsageError
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
 from ..records import (
     DecodeFailure,
@@ -39,6 +39,7 @@ from ..records import (
     StormSupervisor,
     StormWorker,
     Unreadable,
+    ZkUsage,
     Znode,
 )
 from ..redact import REDACTED
@@ -57,6 +58,10 @@ from .storm import (
 )
 from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
 from .walk import decode_node, decode_one, decoded_walk
+
+if TYPE_CHECKING:
+    from ..ensemble import Ensemble
+    from ..sources.live import ReadOnlySession
 
 
 @dataclasses.dataclass
@@ -117,6 +122,10 @@ class ZnodeDetail:
             else (json.dumps(self.value, ensure_ascii=False) if self.value is not None else None)
         )
         return [*header, "value"], [dict(stat, value=value)]
+
+
+SNAPSHOT_USAGE_DEPTH = 2  # the snapshot's zk_usage subtrees: /kafka/brokers, /storm/workerbeats
+SNAPSHOT_LARGEST_ZNODES = 100  # and its largest znodes
 
 
 class _StormJoins:
@@ -197,6 +206,7 @@ class Cluster:
         # costly payloads decoded in a helper process while the walk goes on (model.decode_helper): opt-in, since
         # a library should not start processes behind its caller's back; the CLI turns it on
         self.helper = DecodeHelper(decode_node) if decode_helper else None
+        self._opened = False
 
     # lifecycle ----------------------------------------------------------------------------------------
 
@@ -209,6 +219,13 @@ class Cluster:
 
     def open(self) -> None:
         self.source.connect()
+        self._opened = True
+
+    def _ensure_open(self) -> None:
+        """Open the source now if the caller has not: a view that may not need it (``ensemble``) opens it
+        only when it walks the tree."""
+        if not self._opened:
+            self.open()
 
     def close(self) -> None:
         if self.helper is not None:
@@ -421,6 +438,84 @@ class Cluster:
             out.append(record)
         return out
 
+    # ZooKeeper itself ---------------------------------------------------------------------------------
+
+    def ensemble(self, *, admin_port: int | None = 8080) -> Ensemble:
+        """The ensemble of a live source: its members (``members()``: the ``--zk`` hosts and the peers its
+        configuration names, read with four-letter words, or the AdminServer on ``admin_port`` where they
+        are not whitelisted; None never asks it) and its health (``health()``). The members are read
+        whether or not a session can be made; the session opens only to read what they cannot say
+        (``/zookeeper/config``, the walk for znodes near ``jute.maxbuffer``)."""
+        from ..ensemble import Ensemble, ReadOptions
+
+        session = self.live_session()
+        if session is None:
+            raise UsageError("the ensemble's members are read from a live ensemble (--zk); ZooKeeper's files have none")
+        context = session.ssl_context()
+        options = ReadOptions(admin_port=admin_port or None, wrap=context.wrap_socket if context is not None else None)
+        return Ensemble(
+            session.target.hosts,
+            timeout=session.timeout,
+            options=options,
+            read_config=self._ensemble_config,
+            large_znodes=self._large_znodes,
+        )
+
+    def live_session(self) -> ReadOnlySession | None:
+        """The source when it is a live ensemble's read-only session (None for ZooKeeper's files)."""
+        from ..sources.live import ReadOnlySession
+
+        return self.source if isinstance(self.source, ReadOnlySession) else None
+
+    def _ensemble_config(self) -> str | None:
+        """The ``/zookeeper/config`` znode (dynamic reconfiguration's ``server.N`` lines), read at the
+        ensemble's root whatever the ``--zk`` chroot."""
+        live = self.live_session()
+        assert live is not None  # only an ensemble() of a live source reads it
+        with live.without_chroot() as session:
+            data = session.get("/zookeeper/config").data
+        return data.decode("utf-8", "replace") if data else None
+
+    def _large_znodes(self, min_bytes: int) -> list[Any]:
+        """Every znode of at least ``min_bytes`` data, named with its Storm or Kafka meaning; one walk of
+        the tree (its data is read, as a walk reads it, and not decoded)."""
+        from ..ensemble import LargeZnode
+        from ..ensemble.usage import KindLookup, describe_znode
+
+        self._ensure_open()
+        kind_of = KindLookup(self.decode_roots, self.registry)
+        found = []
+        for node in self.source.walk("/", stats=self.stats):
+            if not isinstance(node, RawNode):  # Denied: it exists, but may not be read
+                self.problems.append(Unreadable(path=node.path, reason=node.reason))
+                continue
+            stat = node.stat
+            if stat.dataLength >= min_bytes:
+                meaning = describe_znode(node.path, kind_of(node.path))
+                found.append(LargeZnode(node.path, stat.dataLength, meaning))
+        return found
+
+    def usage(self, path: str = "/", *, depth: int = 2, largest: int | None = 20) -> list[ZkUsage]:
+        """Where the data and znodes are under ``path``: every subtree ``depth`` levels below it, every
+        record kind per root, and the ``largest`` largest znodes (every one with None), each group largest
+        first, each row named with its Storm or Kafka meaning (``ensemble.usage``). From the znodes' stats:
+        a live walk's, or the snapshot's own over ZooKeeper's files; no payload is decoded."""
+        from ..ensemble.usage import UsageTally, tally_walk
+
+        tally = UsageTally(path, depth=depth, largest=largest)
+        cheap = self.source.cheap_listings
+        denied: list[Any] = []
+        tally_walk(
+            self.source.walk(path, stats=self.stats),
+            tally,
+            roots=self.decode_roots if cheap else self.roots,
+            registry=self.registry,
+            discover=not cheap,
+            unreadable=denied,
+        )
+        self.problems.extend(Unreadable(path=d.path, reason=d.reason) for d in denied)
+        return tally.rows()
+
     # the nightly snapshot ----------------------------------------------------------------------------
 
     def snapshot_records(self, *, stale_after_secs: float = STALE_AFTER_SECS) -> Iterator[Any]:
@@ -430,16 +525,26 @@ class Cluster:
         with their leadership, brokers known only from replica lists, and per Kafka root the partition
         health and findings. What a join needs is held until the walk ends (supervisors, assignments,
         registrations, latches arrive in whatever order the source yields them); everything else
-        streams, so a view's row and the Parquet row of the same thing are equal."""
+        streams, so a view's row and the Parquet row of the same thing are equal. Then what fills
+        ZooKeeper (``ZkUsage``: subtrees two levels deep, record kinds, the largest znodes) and, on a live
+        ensemble, its members (``ZkMember``)."""
+        from ..ensemble.usage import KindLookup, UsageTally
+
         now = self.now()
         found: list[Roots] = []  # the roots the walk decodes under (all of them once it has found them)
         self.walked_roots = self.roots
         builders: dict[str, KafkaStateBuilder] = {}
         storm: dict[str, _StormJoins] = {}  # per Storm root: a join never mixes two clusters' rows
+        usage = UsageTally("/", depth=SNAPSHOT_USAGE_DEPTH, largest=SNAPSHOT_LARGEST_ZNODES)
+        kinds = KindLookup(self.roots, self.registry)
         for path, znode, records in self._decoded_walk("/", detail=True, found=found):
+            roots = found[-1] if found else self.roots
             if znode is not None:
                 yield znode
-            roots = found[-1] if found else self.roots
+                if kinds.roots is not roots:  # the walk found its roots (at once, or at its end over files)
+                    kinds = KindLookup(roots, self.registry)
+                claimed = znode.decode_status != "not-decoded"  # decoded, or failed: a decoder claimed it
+                usage.add(path, znode.data_length, znode.ephemeral, kinds(path, claimed))
             kafka_root = None  # the deepest Kafka root over the path
             for system, root, _ in roots.locate(path):  # deepest first
                 if system != STORM:
@@ -475,6 +580,9 @@ class Cluster:
                 continue  # no Kafka cluster at this root
             yield from missing_brokers(state.brokers, state.registered, state.assignments, state.root)
             yield from kafka_health_records(state, int(now * 1000))
+        yield from usage.rows()
+        if self.live_session() is not None:  # a live ensemble: its members as read now
+            yield from self.ensemble().members()
 
     @staticmethod
     def _storm_joins(storm: dict[str, _StormJoins], root: str) -> _StormJoins:

@@ -715,6 +715,35 @@ class ReadOnlySession:
         """The time the data read is as of: a live ensemble is read now."""
         return time.time()
 
+    def without_chroot(self) -> ReadOnlySession:
+        """A session like this one (credentials, TLS, bounds) on the same hosts without the chroot: for what
+        ZooKeeper keeps at its own root (``/zookeeper/config``, the ensemble's configuration)."""
+        return ReadOnlySession(
+            ZkTarget(self.target.hosts),
+            timeout=self.timeout,
+            credentials=self._credentials,
+            tls=self._tls,
+            max_reply=self.max_reply,
+        )
+
+    def ssl_context(self) -> Any:
+        """The TLS context this session's connections use (as kazoo builds it from the same options), for
+        other connections to the same servers: four-letter words on a secure client port. None without
+        TLS."""
+        if self._tls is None:
+            return None
+        import ssl
+
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context.load_default_certs(ssl.Purpose.SERVER_AUTH)
+        context.check_hostname = False  # as kazoo's connection: the certificate is verified, not its name
+        context.verify_mode = ssl.CERT_REQUIRED if self._tls.verify else ssl.CERT_NONE
+        if self._tls.ca:
+            context.load_verify_locations(self._tls.ca)
+        if self._tls.certfile and self._tls.keyfile:
+            context.load_cert_chain(self._tls.certfile, self._tls.keyfile, self._tls.keyfile_password)
+        return context
+
     @property
     def client_for_reads(self) -> Any:
         """The guarded kazoo client, for read-only helpers that need it (e.g. benchmarks)."""
