@@ -8,6 +8,7 @@ member 3 allows srvr only, the 3.5+ default. Members are stopped for real, by th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections import Counter
@@ -50,7 +51,7 @@ from zkstorm.ensemble.usage import KIND_MEANINGS, UsageTally, describe_znode, ki
 from zkstorm.errors import ExitCode
 from zkstorm.layout import Roots
 from zkstorm.records import ZkMember
-from zkstorm.sandbox import seed
+from zkstorm.sandbox.seed import seed
 from zkstorm.sandbox.server import ZkEnsemble, free_port
 from zkstorm.sandbox.synth import cluster
 
@@ -140,7 +141,7 @@ def test_transactions_behind_the_leader_count_within_an_epoch() -> None:
 
 
 def member(**fields: Any) -> ZkMember:
-    values: dict[str, Any] = {name: None for name in ZkMember.__dataclass_fields__}
+    values: dict[str, Any] = {f.name: None for f in dataclasses.fields(ZkMember)}
     values.update(host="zk", port=2181, mode="follower", serving=True, source="4lw", named_in="zk")
     values.update(fields)
     return ZkMember(**values)

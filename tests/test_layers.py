@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("layout, redaction, progress", ("zkstorm.layout", "zkstorm.redact", "zkstorm.progress")),
     ("decoders", ("zkstorm.decode",)),
     ("sources", ("zkstorm.sources",)),
+    ("the ensemble", ("zkstorm.ensemble",)),
     ("the model", ("zkstorm.model",)),
     ("watch rounds", ("zkstorm.watch",)),
     ("export", ("zkstorm.export",)),

@@ -95,7 +95,7 @@ def zk_health(
     """Explained findings: no quorum, a member down, read-only or behind the leader, a quorum with no member
     to spare, an even-sized ensemble, members on different versions, latency, queued requests, open files,
     and znodes within 10% of jute.maxbuffer named with their Storm or Kafka meaning (one walk of the tree)."""
-    from ..ensemble import Thresholds
+    from ..model import Thresholds
     from ..records import ZkFinding
 
     limits = Thresholds(
@@ -141,7 +141,7 @@ def zk_usage(settings: Settings, path: str, depth: int, by: str | None, limit: i
     heartbeats, Kafka partition states, old consumer offsets, ISR-change notifications …) and the largest
     znodes, each named with its Storm or Kafka meaning. From the znodes' stats (live), or the snapshot's
     own sizes with --from-files; nothing is decoded."""
-    from ..ensemble.usage import usage_rows
+    from ..model import usage_rows
     from ..records import ZkUsage
 
     with settings.cluster() as cluster:

@@ -12,11 +12,24 @@ import os
 from typing import Any
 
 from ..defaults import KAFKA_ROOT, STORM_ROOT, TIMEOUT_SECS, ZK
+from ..ensemble import Ensemble, Thresholds
+from ..ensemble.usage import usage_rows
 from .cluster import Cluster, ZnodeDetail
 from .kafka import KafkaCluster, KafkaHealth
 from .storm import StormCluster
 
-__all__ = ["Cluster", "KafkaCluster", "KafkaHealth", "StormCluster", "ZnodeDetail", "connect", "from_files"]
+__all__ = [
+    "Cluster",
+    "Ensemble",
+    "KafkaCluster",
+    "KafkaHealth",
+    "StormCluster",
+    "Thresholds",
+    "ZnodeDetail",
+    "connect",
+    "from_files",
+    "usage_rows",
+]
 
 TLS_KEY_PASSWORD_ENV = "ZKSTORM_TLS_KEY_PASSWORD"  # a client key's password: from the environment, never argv
 DECODE_HELPER_ENV = "ZKSTORM_DECODE_HELPER"  # 0, false, no or off: never start the decode helper
