@@ -53,7 +53,7 @@ from .manifest import (
     part_file_name,
     safe_name,
 )
-from .records import DecodeFailure, Unreadable, Znode
+from .records import CHANGE_TYPES, DecodeFailure, Unreadable, Znode
 from .schema import columns, kind_name
 
 log = logging.getLogger(__name__)
@@ -77,6 +77,8 @@ def table_name(record_type: type) -> str:
     if special:
         return special
     kind = kind_name(record_type)
+    if record_type in CHANGE_TYPES:  # an event, named as one: kafka_broker_gone, not kafka_broker_gones
+        return kind
     if kind.endswith("stats"):  # already plural: storm_component_stats
         return kind
     if kind.endswith("y") and kind[-2:-1] not in "aeiou":
@@ -570,8 +572,9 @@ def manifest_root(manifest: dict[str, Any], table: str) -> str | None:
     return named[0] if isinstance(named, list) and len(named) == 1 and isinstance(named[0], str) else None
 
 
-def schema_markdown() -> str:
-    """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it."""
+def schema_markdown(record_types: tuple[type, ...] | None = None) -> str:
+    """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it; or that
+    of ``record_types`` (the change kinds that ``changes --out`` writes with the same writer)."""
     from .records import RECORD_TYPES, VIEW_ONLY_TYPES
 
     lines = [
@@ -580,7 +583,9 @@ def schema_markdown() -> str:
         "",
     ]
     lines += ["| table | columns (type; `?` = nullable) |", "|---|---|"]
-    for record_type in sorted(set(RECORD_TYPES) - set(VIEW_ONLY_TYPES), key=table_name):
+    if record_types is None:
+        record_types = tuple(set(RECORD_TYPES) - set(VIEW_ONLY_TYPES) - set(CHANGE_TYPES))
+    for record_type in sorted(record_types, key=table_name):
         cols = ", ".join(
             f"`{c.name}` {c.kind.replace('str', 'string')}{'?' if c.nullable else ''}" for c in columns(record_type)
         )

@@ -3,7 +3,7 @@ model (``zkstorm.model``). ``app`` holds the group, the global options and the o
 
 from __future__ import annotations
 
-from . import kafka, sandbox, snapshots, storm, znodes  # noqa: F401  (each registers its commands)
+from . import changes, kafka, sandbox, snapshots, storm, znodes  # noqa: F401  (each registers its commands)
 from .app import cli, parse_duration, parse_since
 
 __all__ = ["cli", "parse_duration", "parse_since"]

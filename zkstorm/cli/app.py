@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any, NoReturn
 
 import click
@@ -154,6 +155,7 @@ class Settings:
     strict: bool
     from_files: tuple[str, ...] = ()
     at_zxid: int | None = None
+    at: int | None = None  # --at: epoch ms
     best_effort: bool = False
     wide: bool = False  # tables show every column, folding long values, instead of fitting the terminal
     opened: Any = None  # the cluster of this command, for its as-of time and what it could not read
@@ -185,10 +187,14 @@ class Settings:
             from ..sources.files.source import FileSource
 
             return FileSource(
-                self.from_files, at_zxid=self.at_zxid, best_effort=self.best_effort, verify_digest=verify_digest
+                self.from_files,
+                at_zxid=self.at_zxid,
+                at_time_ms=self.at,
+                best_effort=self.best_effort,
+                verify_digest=verify_digest,
             )
-        if self.at_zxid is not None or self.best_effort:
-            raise UsageError("--at-zxid and --best-effort apply only with --from-files")
+        if self.at_zxid is not None or self.at is not None or self.best_effort:
+            raise UsageError("--at, --at-zxid and --best-effort apply only with --from-files")
         target = ZkTarget.parse(self.zk)
         credentials = Credentials.from_env(scheme=self.auth)
         tls = None
@@ -225,6 +231,23 @@ class _ZxidType(click.ParamType):
         if zxid < 0:
             self.fail("a zxid is not negative", param, ctx)
         return zxid
+
+
+class TimeType(click.ParamType):
+    """An ISO-8601 time, UTC unless it names its offset (``2026-01-21T03:12:04.120Z``), as epoch ms."""
+
+    name = "time"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO time (2026-01-21T03:12:04Z)", param, ctx)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
 
 
 _progress: list[Any] = []  # the display of this command, while it shows
@@ -347,6 +370,13 @@ def _setup_logging(verbose: int) -> None:
     type=_ZxidType(),
     default=None,
     help="With --from-files: replay the logs up to this zxid (hex 0x… or decimal) instead of to the end.",
+)
+@click.option(
+    "--at",
+    type=TimeType(),
+    default=None,
+    help="With --from-files: the state as of the last txn at or before this time (ISO, UTC unless it says "
+    "otherwise), the --at-zxid of that txn.",
 )
 @click.option(
     "--best-effort",
