@@ -12,6 +12,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -397,7 +398,11 @@ def test_the_summary_tells_the_incident(incident: Incident) -> None:
     assert f"Nimbus moved {moves} executors off it" in text or f"Nimbus moved {moves} executor off it" in text
     assert "ACTIVE->KILLED" in text and "removed" in text
     assert "worker heartbeats from" in text  # the rewrites: counted, not shown
-    assert offline and f"{offline} went offline, {offline} still offline" in gone
+    led = sum(1 for e in incident.expected if e[0] == "kafka_partition_changed" and e[3] == VICTIM)
+    assert (
+        f"{led - offline} leaderships moved to other brokers, {led} partitions offline, {led - offline} back by" in gone
+    )
+    assert offline and f", {offline} still offline" in gone
 
 
 def test_worker_heartbeats_start_go_stale_resume_and_stop(incident: Incident) -> None:
@@ -470,6 +475,15 @@ def test_at_a_time_is_at_the_zxid_of_the_last_txn_at_or_before_it(incident: Inci
             )
             assert by_time.exit_code == 0 and by_zxid.exit_code == 0, (by_time.stderr, by_zxid.stderr)
             assert json.loads(by_time.stdout) == json.loads(by_zxid.stdout), (view, at)
+    import zkstorm
+
+    at = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=times[i][1])
+    zxid = last_at_or_before(times[i][1])
+    with (
+        zkstorm.from_files(str(incident.data), at=at, kafka_root="/kafka") as by_time_cluster,
+        zkstorm.from_files(str(incident.data), at_zxid=zxid, kafka_root="/kafka") as by_zxid_cluster,
+    ):
+        assert by_time_cluster.kafka.brokers() == by_zxid_cluster.kafka.brokers()
     before = run(
         "--from-files",
         str(incident.data),
@@ -816,3 +830,13 @@ def test_reading_changes_holds_the_states_it_needs_not_the_tree_nor_the_txns(inc
     assert len(states) < len(list(cluster(scale=1, now=NOW))) / 4
     assert all(s.data is None for p, s in states.items() if "/workerbeats/" in p)
     assert log.stats.txns > len(touched)
+
+
+def test_readme_documents_the_change_kinds_columns() -> None:
+    from zkstorm.records import CHANGE_TYPES
+    from zkstorm.snapshot import schema_markdown, table_name
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    documented = readme.split("<!-- changes-schema:start -->\n", 1)[1].split("<!-- changes-schema:end -->", 1)[0]
+    assert documented == schema_markdown(CHANGE_TYPES)
+    assert all(f"`{table_name(t)}`" in readme.split("### The change kinds", 1)[1] for t in CHANGE_TYPES)

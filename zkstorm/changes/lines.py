@@ -77,7 +77,7 @@ def _broker_registered(c: KafkaBrokerRegistered) -> str:
 
 
 def _broker_gone(c: KafkaBrokerGone) -> str:
-    return f"broker {c.broker_id} gone ({_session(c.how)}){_where(c.host, c.port)}, session {c.session_id:#x}"
+    return f"broker {c.broker_id}{_where(c.host, c.port)} gone ({_session(c.how)}), session {c.session_id:#x}"
 
 
 def _controller_elected(c: KafkaControllerElected) -> str:
@@ -187,7 +187,7 @@ _LINES: dict[type, Callable[[Any], str]] = {
     StormSupervisorJoined: lambda c: f"supervisor {c.hostname or c.supervisor_id} joined ({c.slots} slots)",
     StormSupervisorLeft: lambda c: f"supervisor {c.hostname or c.supervisor_id} left ({_session(c.how)})",
     StormWorkerStarted: lambda c: f"{_worker(c)} started",
-    StormWorkerStopped: lambda c: f"{_worker(c)} stopped ({_session(c.how)})",
+    StormWorkerStopped: lambda c: f"{_worker(c)} stopped" + ("" if c.how == "deleted" else f" ({_session(c.how)})"),
     StormWorkerStale: lambda c: (
         f"{_worker(c)} stale: no heartbeat since {clock(c.last_beat_at)} (over {c.stale_after_secs:g}s)"
     ),

@@ -101,28 +101,36 @@ class _BrokerAbsence:
     back_at: datetime | None = None
     isr: set[tuple[str, int]] = field(default_factory=set)
     isr_times: _Times = field(default_factory=_Times)
-    leaders: int = 0  # leaderships taken from it
+    leaders: int = 0  # leaderships moved from it to another broker
     offline_now: set[tuple[str, int]] = field(default_factory=set)
     went_offline: int = 0
     offline_times: _Times = field(default_factory=_Times)
+    back_online: int = 0
     back_online_last: datetime | None = None
+    controller: bool = False  # it was the controller, and its /controller went with it
     changes: int = 1
 
     def line(self, dated: bool) -> ChangeSummary:
         parts = [f"broker {self.broker_id}{f' ({self.host})' if self.host else ''} gone "
                  f"{clock(self.gone_at, date=dated)} ({_how(self.how)})"]  # fmt: skip
+        if self.controller:
+            parts[0] += " with the controllership"
         if self.isr:
             times = self.isr_times
             assert times.first is not None and times.last is not None
             parts.append(f"{_plural(len(self.isr), 'partition')} dropped it from their ISR over "
                          f"{_span(times.first, times.last)}")  # fmt: skip
         if self.leaders:
-            parts.append(f"{_plural(self.leaders, 'leadership')} moved off it")
+            parts.append(f"{_plural(self.leaders, 'leadership')} moved to other brokers")
         if self.went_offline:
-            if self.offline_now:
-                parts.append(f"{self.went_offline:,} went offline, {len(self.offline_now):,} still offline")
-            elif self.back_online_last is not None:
-                parts.append(f"{self.went_offline:,} offline until {clock(self.back_online_last, date=dated)}")
+            offline = f"{_plural(self.went_offline, 'partition')} offline"
+            back = clock(self.back_online_last, date=dated) if self.back_online_last else None
+            if not self.offline_now and back:
+                parts.append(f"{offline} until {back}")
+            elif back:
+                parts.append(f"{offline}, {self.back_online:,} back by {back}, {len(self.offline_now):,} still offline")
+            else:
+                parts.append(f"{offline}, still offline")
         parts.append(f"back {clock(self.back_at, date=dated)}" if self.back_at else "not back")
         return ChangeSummary(
             started_at=self.gone_at,
@@ -342,14 +350,16 @@ class Summarizer:
             if broker in c.isr_removed:
                 absence.isr.add(key)
                 absence.isr_times.seen(c.at)
-            if c.leader_before == broker and c.leader != broker:
+            if c.leader_before == broker and c.leader not in (broker, -1):
                 absence.leaders += 1
-            if c.offline and named and key not in absence.offline_now:
+            # offline while it is gone: led by it (offline since it went), or left without a leader
+            if named and key not in absence.offline_now and (c.offline or c.offline_before):
                 absence.offline_now.add(key)
                 absence.went_offline += 1
                 absence.offline_times.seen(c.at)
-            elif not c.offline and key in absence.offline_now:
+            if not c.offline and key in absence.offline_now:
                 absence.offline_now.discard(key)
+                absence.back_online += 1
                 absence.back_online_last = c.at
             absence.changes += 1
             return
@@ -375,6 +385,15 @@ class Summarizer:
         going = [a for a in self.brokers.values() if a.root == root]
         over = [a for a in self.closed if isinstance(a, _BrokerAbsence) and a.root == root and a.offline_now]
         return going + over
+
+    def _controller_gone(self, c: KafkaControllerGone) -> None:
+        """The controller's znode gone with its broker's session is said on the broker's line."""
+        absence = self.brokers.get((c.root, c.broker_id)) if c.broker_id is not None else None
+        if absence is not None and absence.gone_at == c.at:
+            absence.controller = True
+            absence.changes += 1
+        else:
+            self._group(KAFKA, "controller", "gone", c.root, c.at, f"broker {c.broker_id}")
 
     def _controller(self, c: KafkaControllerElected) -> None:
         was = f", was broker {c.previous_broker_id}" if c.previous_broker_id is not None else ""
@@ -571,7 +590,7 @@ _ADD: dict[type, Any] = {
     KafkaBrokerRegistered: Summarizer._broker_registered,
     KafkaPartitionChanged: Summarizer._partition,
     KafkaControllerElected: Summarizer._controller,
-    KafkaControllerGone: _kafka_group("controller", "gone", lambda c: f"broker {c.broker_id}"),
+    KafkaControllerGone: Summarizer._controller_gone,
     KafkaTopicCreated: _kafka_group("topic", "created", lambda c: c.topic),
     KafkaTopicMarkedForDeletion: _kafka_group("topic", "marked for deletion", lambda c: c.topic),
     KafkaTopicDeleted: _kafka_group("topic", "deleted", lambda c: c.topic),

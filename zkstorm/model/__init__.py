@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from .cluster import Cluster, ZnodeDetail
@@ -43,6 +44,7 @@ def connect(
 def from_files(
     *paths: str,
     at_zxid: int | None = None,
+    at: datetime | None = None,
     best_effort: bool = False,
     verify_digest: bool = False,
     storm_root: str = "/storm",
@@ -51,11 +53,18 @@ def from_files(
     decode_helper: bool = False,
 ) -> Cluster:
     """A ``Cluster`` on a ZooKeeper server's own files: a dataDir (or its ``version-2``), a snapshot, or a
-    snapshot and logs, replayed to the end or to ``at_zxid``. No load on the ensemble. ``decode_helper``:
-    as for ``connect``."""
+    snapshot and logs, replayed to the end, to ``at_zxid``, or to the last txn at or before ``at`` (UTC
+    unless it says otherwise). No load on the ensemble. ``decode_helper``: as for ``connect``. Its
+    ``changes(since=..., until=...)`` reads what the logs say changed (``zkstorm.changes``)."""
     from ..sources.files.source import FileSource
 
-    source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
+    at_time_ms = None
+    if at is not None:
+        moment = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+        at_time_ms = (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(milliseconds=1)
+    source = FileSource(
+        list(paths), at_zxid=at_zxid, at_time_ms=at_time_ms, best_effort=best_effort, verify_digest=verify_digest
+    )
     return Cluster(
         source, storm_root=storm_root, kafka_root=kafka_root, show_secrets=show_secrets, decode_helper=decode_helper
     )
