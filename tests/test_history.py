@@ -887,3 +887,134 @@ def test_a_snapshot_written_before_rows_had_their_root_reads_as_its_manifests_ro
         "kafka_partitions": (0, 0),
         "storm_supervisors": (0, 0),
     }
+
+
+# --- exact incident times from a changes dataset (``zkstorm changes --out``) -----------------------------
+
+
+def _incident_day(day: int) -> list[Any]:
+    """Day 1: broker 3 is gone with t-0 offline (its only replica), supervisor h2 is missing, and the
+    controller moved from broker 1 to broker 2. Days 0 and 2: all there."""
+    out: list[Any] = []
+    gone = day == 1
+    for broker in (1, 2) if gone else (1, 2, 3):
+        out.append(
+            KafkaBroker(
+                root="/kafka", broker_id=broker, alive=True, version=4, host=f"b{broker}", port=9092, rack=None,
+                jmx_port=None, timestamp_ms=10, registered_at=None, endpoints=(), listener_protocols=(),
+                features=(), broker_epoch=None, session_id=None,
+            )
+        )  # fmt: skip
+    out.append(
+        KafkaPartition(
+            root="/kafka", topic="t", partition=0, replicas=(3,), adding_replicas=(), removing_replicas=(),
+            leader=-1 if gone else 3, leader_epoch=0, isr=(3,), controller_epoch=1, zk_version=0,
+            leader_recovery_state=0, offline=gone, under_replicated=False, under_min_isr=gone, at_min_isr=False,
+            preferred_leader=not gone, min_isr=1, min_isr_source="assumed", pending_deletion=False,
+            health="offline" if gone else "ok",
+        )
+    )  # fmt: skip
+    controller = 1 if day == 0 else 2
+    out.append(
+        KafkaController(
+            root="/kafka", broker_id=controller, version=1, timestamp_ms=None, elected_at=None,
+            kraft_controller_epoch=None, ephemeral=True,
+        )
+    )  # fmt: skip
+    out.append(KafkaControllerEpoch(epoch=5 if day == 0 else 6, zk_version=None, root="/kafka"))
+    for host in ("h1", "h2"):
+        if gone and host == "h2":
+            continue
+        out.append(
+            StormSupervisor(
+                root="/storm", supervisor_id=f"{host}-id", hostname=host, assignment_id=None, time_secs=1,
+                heartbeat_at=_day(day), uptime_secs=100 + day, used_ports=(), ports=(6700,), version=None,
+                server_port=None, memory_capacity_mb=None, cpu_capacity_pct=None, resources=(), scheduler_meta=(),
+            )
+        )  # fmt: skip
+    return out
+
+
+def _change(kind: type, at: datetime, zxid: int, path: str, root: str, **fields: Any) -> Any:
+    time_ms = int(at.timestamp() * 1000)
+    return kind(at=at, zxid=zxid, time_ms=time_ms, session_id=0x1000, path=path, root=root, **fields)
+
+
+def test_incidents_take_their_exact_start_and_end_from_a_changes_dataset(spark: Any, tmp_path: Path) -> None:
+    """Given the changes of the same period, a broker gone, a supervisor missing, partitions offline and a
+    controller election start (and end) at the txns' times, to the millisecond, not at the nightly
+    snapshots around them; a change outside the snapshots' bracket (an earlier flap) is not taken, and
+    runs whose windows overlap count each change once."""
+    from zkstorm.records import (
+        KafkaBrokerGone,
+        KafkaBrokerRegistered,
+        KafkaControllerElected,
+        KafkaPartitionChanged,
+        StormSupervisorJoined,
+        StormSupervisorLeft,
+    )
+
+    snapshots = tmp_path / "snapshots"
+    for day in range(3):
+        with Snapshot(str(snapshots), snapshot_id=f"c1@{day}", cluster="c1", snapshot_time=_day(day)) as snap:
+            snap.add_all(_incident_day(day))
+            snap.commit({})
+    ms = timedelta(milliseconds=1)
+    gone_at = _day(0) + timedelta(hours=3, minutes=12, seconds=4) + 120 * ms
+    back_at = _day(1) + timedelta(hours=17, minutes=20, seconds=11) + 2 * ms
+    offline_at, online_at = gone_at + 4900 * ms, back_at + 300 * ms
+    left_at, joined_at = _day(0) + timedelta(hours=3, minutes=14), _day(1) + timedelta(hours=1)
+    elected_at = gone_at + 500 * ms
+    partition = {"topic": "t", "partition": 0, "isr_before": (3,), "isr": (3,), "isr_removed": (), "isr_added": ()}
+    partition |= {"leader_epoch_before": 0, "leader_epoch": 1, "controller_epoch": 6}
+    state = "/kafka/brokers/topics/t/partitions/0/state"
+    broker = {"broker_id": 3, "host": "b3", "port": 9092}
+    changes = [
+        _change(KafkaBrokerGone, _day(0) - timedelta(hours=5), 1, "/kafka/brokers/ids/3", "/kafka", **broker,
+                how="closed", registered_at=None),  # before the bracket: a flap the day before
+        _change(KafkaBrokerRegistered, _day(0) - timedelta(hours=4), 2, "/kafka/brokers/ids/3", "/kafka", **broker,
+                rack=None, endpoints=()),
+        _change(KafkaBrokerGone, gone_at, 10, "/kafka/brokers/ids/3", "/kafka", **broker, how="expired",
+                registered_at=None),
+        _change(KafkaControllerElected, elected_at, 11, "/kafka/controller", "/kafka", broker_id=2, epoch=6,
+                previous_broker_id=1),
+        _change(KafkaPartitionChanged, offline_at, 12, state, "/kafka", **partition, leader_before=3, leader=-1,
+                offline_before=False, offline=True),
+        _change(StormSupervisorLeft, left_at, 13, "/storm/supervisors/h2-id", "/storm", supervisor_id="h2-id",
+                hostname="h2", how="expired"),
+        _change(StormSupervisorJoined, joined_at, 14, "/storm/supervisors/h2-id", "/storm", supervisor_id="h2-id",
+                hostname="h2", slots=1),
+        _change(KafkaBrokerRegistered, back_at, 15, "/kafka/brokers/ids/3", "/kafka", **broker, rack=None,
+                endpoints=()),
+        _change(KafkaPartitionChanged, online_at, 16, state, "/kafka", **partition, leader_before=-1, leader=3,
+                offline_before=True, offline=False),
+    ]  # fmt: skip
+    out = tmp_path / "changes"
+    for run_id, held in (("c1@a", changes[:6]), ("c1@b", changes[3:])):  # two runs: their windows overlap
+        with Snapshot(str(out), snapshot_id=run_id, cluster="c1", snapshot_time=_day(2)) as snap:
+            snap.add_all(held)
+            snap.commit({})
+    outcome = run_history(spark, str(snapshots), changes=str(out), out=str(tmp_path / "history"))
+    (gone,) = _incidents(outcome, "broker_gone")
+    assert (gone.started, gone.ended, gone.ongoing, gone.exact) == (gone_at, back_at, False, True)
+    assert gone.summary.startswith(
+        "broker 3 (b3:9092) gone 2026-11-01 05:42:04.120 (session expired), back 2026-11-02 19:50:11.002; "
+    )
+    (missing,) = _incidents(outcome, "supervisor_missing")
+    assert (missing.started, missing.ended, missing.exact) == (left_at, joined_at, True)
+    (offline,) = _incidents(outcome, "partitions_offline")
+    assert (offline.started, offline.ended, offline.exact) == (offline_at, online_at, True)
+    assert "partitions offline from 2026-11-01 05:42:09.020 to 2026-11-02 19:50:11.302" in offline.summary
+    (election,) = _incidents(outcome, "controller_election")
+    assert (election.started, election.exact) == (elected_at, True)
+    stored = spark.read.parquet(str(tmp_path / "history" / "incidents")).collect()
+    assert all(not r["exact"] for r in stored if r["kind"] == "leader_moves")  # no change tells them: kept
+    assert {(r["kind"], r["started"].astimezone(UTC), r["exact"]) for r in stored if r["exact"]} == {
+        ("broker_gone", gone_at, True),
+        ("supervisor_missing", left_at, True),
+        ("partitions_offline", offline_at, True),
+        ("controller_election", elected_at, True),
+    }
+    from zkstorm.jobs.report import incident_line
+
+    assert incident_line(gone).startswith("2026-11-01 05:42:04.120 critical")

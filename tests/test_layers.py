@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("decoders", ("zkstorm.decode",)),
     ("sources", ("zkstorm.sources",)),
     ("the ensemble", ("zkstorm.ensemble",)),
-    ("the model", ("zkstorm.model",)),
+    ("the model: the cluster now, and what changed", ("zkstorm.model", "zkstorm.changes")),
     ("watch rounds", ("zkstorm.watch",)),
     ("export", ("zkstorm.export",)),
     ("output", ("zkstorm.render", "zkstorm.output")),
@@ -61,6 +61,7 @@ CLI_FRONT_DOOR = ("zkstorm.model", "zkstorm.output", "zkstorm.render", "zkstorm.
 # The commands that run a library entry point other than the model: module → what it may import for it.
 CLI_ENTRY_POINTS = {
     "zkstorm.cli.nightly": ("zkstorm.export.parquet", "zkstorm.export.diff", "zkstorm.jobs.history"),
+    "zkstorm.cli.changes": ("zkstorm.export.changes",),
     "zkstorm.cli.sandbox": ("zkstorm.sandbox.seed",),
 }
 

@@ -26,6 +26,7 @@ from tests.conftest import Chroot, load_cluster
 from tests.test_cli import ENV, run
 from zkstorm.cli import cli
 from zkstorm.sandbox.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.server import ZkServer
 
 USER, PASSWORD = "ops", "digest-Pw-7Qx4"
 SALT, STORED_KEY, SERVER_KEY = "c2FsdFNFQ1JFVDEx", "c3RvcmVkS2V5U0VDUkVU", "c2VydmVyS2V5U0VDUkVU"
@@ -126,6 +127,7 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> set[tuple[str
 # How each command is run under -vv, in this order (diff and history read the snapshot taken before them).
 # A command that is not here nor exempt fails the test: a new command must be added.
 SNAPSHOTS = "{snapshots}"
+DATADIR, SINCE = "{datadir}", "{since}"  # the server's own files, from the zxid before the seeding
 GET_PATHS = [*SECRET_PATHS, "/storm/storms/" + TOPOLOGY]
 RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("tree",): [["tree", "/"], ["tree", "/", "-f", "jsonl"], ["tree", "/", "-f", "csv"]],
@@ -159,6 +161,11 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("snapshot",): [["snapshot", SNAPSHOTS, "--snapshot-id", "s1"]],
     ("diff",): [["diff", SNAPSHOTS, "s1", "--live"]],
     ("history",): [["history", SNAPSHOTS, "--master", "local[1]"]],
+    ("changes",): [
+        ["--from-files", DATADIR, "changes", "--since", SINCE, "--detail"],
+        ["--from-files", DATADIR, "changes", "--since", SINCE, "-f", "jsonl"],
+        ["--from-files", DATADIR, "changes", "--since", SINCE, "-f", "csv"],
+    ],
 }
 EXEMPT = {
     ("sandbox", "start"): "starts and seeds a server of its own; reads no ensemble",
@@ -167,11 +174,14 @@ EXEMPT = {
 }
 
 
-def test_vv_output_of_every_command_holds_no_secret(writer: KazooClient, zk_root: Chroot, tmp_path: Path) -> None:
+def test_vv_output_of_every_command_holds_no_secret(
+    zk_server: ZkServer, writer: KazooClient, zk_root: Chroot, tmp_path: Path
+) -> None:
     """Every command with ``-vv`` (kazoo's DEBUG log of every request and reply, zkstorm's own DEBUG lines,
-    tracebacks) through a digest-authenticated session: no secret in stdout or stderr, as text, hex or
-    hexdump."""
+    tracebacks) through a digest-authenticated session, and ``changes`` over the server's own logs of the
+    seeding: no secret in stdout or stderr, as text, hex or hexdump."""
     assert _commands(cli) == set(RUNS) | set(EXEMPT)  # a new command needs its run here
+    since = hex(zk_server.last_zxid() + 1)
     seed_secrets(writer, zk_root)
     env = {
         **os.environ,
@@ -185,14 +195,15 @@ def test_vv_output_of_every_command_holds_no_secret(writer: KazooClient, zk_root
     snapshots = str(tmp_path / "snapshots")
 
     def verbose(command: tuple[str, ...], args: list[str]) -> None:
-        argv = [snapshots if a == SNAPSHOTS else a for a in args]
+        places = {SNAPSHOTS: snapshots, DATADIR: str(zk_server.base / "data"), SINCE: since}
+        argv = [places.get(a, a) for a in args]
         result = subprocess.run(
             [sys.executable, "-m", "zkstorm.cli", "-vv", *argv], capture_output=True, text=True, env=env, timeout=600
         )
         output = result.stdout + result.stderr
         expected_code = 4 if argv[1:2] == ["no-such-topology"] else 0
         assert result.returncode == expected_code, (argv, output[-3000:])
-        if command != ("history",):  # the ones that read ZooKeeper: kazoo's log is there to be read
+        if command not in (("history",), ("changes",)):  # the ones that talk to ZooKeeper: kazoo's log is read
             assert "Sending request" in output and "Received response" in output, argv
             assert "(path='/" in output and "<_Said>" not in output, argv  # told by type and path
         assert leaks(output) == [], (argv, [line for line in output.splitlines() if leaks(line)][:5])

@@ -1004,6 +1004,615 @@ class WatchChange:
     root: str  # the Storm or Kafka root of the watched view
 
 
+# --- changes: what ZooKeeper's transaction logs say happened (``zkstorm changes``) ----------------------
+#
+# One record type per change kind. Each is what one logged txn (or one op of a multi, or one ephemeral a
+# session's close removed) did, decoded from the state of the znode before it and after it, and carries
+# the txn's identity at its end: ``zxid``, ``time_ms`` (the txn header's time: the leader's clock, epoch
+# milliseconds; ``at`` is the same instant), ``session_id`` (the session whose txn it is), ``path`` and the
+# Storm or Kafka ``root`` it falls under (None for a znode under neither). A change that happened through a
+# session's end says ``how``: ``expired`` (the server ended the session: ZooKeeperServer.expire submits a
+# closeSession with cxid 0), ``closed`` (the client closed it) or ``deleted`` (a delete request).
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaBrokerRegistered:
+    """``brokers/ids/{id}`` created: a broker started (or came back) and registered its session."""
+
+    at: datetime
+    broker_id: int
+    host: str | None
+    port: int | None
+    rack: str | None
+    endpoints: tuple[str, ...]
+    zxid: int
+    time_ms: int
+    session_id: int  # the session that holds the registration (its ephemeral owner)
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaBrokerGone:
+    """``brokers/ids/{id}`` removed: its session expired or was closed (a clean shutdown), or it was
+    deleted."""
+
+    at: datetime
+    broker_id: int
+    host: str | None
+    port: int | None
+    how: str  # expired, closed, deleted
+    registered_at: datetime | None  # when the registration that went was made (its ctime)
+    zxid: int
+    time_ms: int
+    session_id: int  # for a session's end: the session that held the registration
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaControllerElected:
+    """``controller`` created: a broker won the controller election."""
+
+    at: datetime
+    broker_id: int | None
+    epoch: int | None  # controller_epoch after this txn (Kafka bumps it in the same multi since 2.2)
+    previous_broker_id: int | None  # the controller before it, when the logs or the snapshot say
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaControllerGone:
+    """``controller`` removed: the controller resigned, or its session ended."""
+
+    at: datetime
+    broker_id: int | None
+    how: str  # expired, closed, deleted
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaPartitionChanged:
+    """``brokers/topics/{t}/partitions/{p}/state`` written: leader, ISR and epochs before and after, and
+    whether the partition was offline (no leader, or a leader that is not registered) before and after."""
+
+    at: datetime
+    topic: str
+    partition: int
+    leader_before: int | None  # None: no state before (created), or not known
+    leader: int
+    isr_before: tuple[int, ...] | None
+    isr: tuple[int, ...]
+    isr_removed: tuple[int, ...]
+    isr_added: tuple[int, ...]
+    leader_epoch_before: int | None
+    leader_epoch: int
+    controller_epoch: int
+    offline_before: bool | None
+    offline: bool
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaTopicCreated:
+    """``brokers/topics/{t}`` created."""
+
+    at: datetime
+    topic: str
+    topic_id: str | None
+    partitions: int | None
+    replication_factor: int | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaTopicMarkedForDeletion:
+    """``admin/delete_topics/{t}`` created: an admin asked to delete the topic."""
+
+    at: datetime
+    topic: str
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaTopicDeleted:
+    """``brokers/topics/{t}`` removed: the controller finished deleting the topic."""
+
+    at: datetime
+    topic: str
+    topic_id: str | None
+    partitions: int | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaPartitionsAdded:
+    """``brokers/topics/{t}`` rewritten with more partitions (``kafka-topics --alter --partitions``)."""
+
+    at: datetime
+    topic: str
+    partitions_before: int
+    partitions: int
+    added: tuple[int, ...]
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaReassignmentStarted:
+    """A partition began moving: KIP-455 adding/removing replicas appeared in its topic znode, or an
+    admin reassignment (``admin/reassign_partitions``) listed it."""
+
+    at: datetime
+    topic: str
+    partition: int
+    replicas_before: tuple[int, ...] | None  # None: not known (an admin request names only the target)
+    replicas: tuple[int, ...]  # KIP-455: the full set while moving; admin: the target
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    source: str  # kip455 or admin
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaReassignmentProgressed:
+    """A moving partition's replicas, adding or removing replicas changed while it is still moving."""
+
+    at: datetime
+    topic: str
+    partition: int
+    replicas_before: tuple[int, ...] | None
+    replicas: tuple[int, ...]
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    source: str  # kip455 or admin
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaReassignmentCompleted:
+    """A partition finished moving (or the move was cancelled): no replicas adding or removing any more,
+    or the controller took it off ``admin/reassign_partitions``."""
+
+    at: datetime
+    topic: str
+    partition: int
+    replicas_before: tuple[int, ...] | None
+    replicas: tuple[int, ...] | None  # None: not known (admin: the topic znode says where it ended)
+    adding_replicas: tuple[int, ...]
+    removing_replicas: tuple[int, ...]
+    source: str  # kip455 or admin
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaReplicasChanged:
+    """A partition's replica list changed without a KIP-455 move (a step of an admin reassignment, or an
+    assignment rewritten by hand)."""
+
+    at: datetime
+    topic: str
+    partition: int
+    replicas_before: tuple[int, ...]
+    replicas: tuple[int, ...]
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaConfigChanged:
+    """``config/{type}/{name}`` created, written or removed: which keys were set, changed or removed, as
+    ``key=before->after`` (a secret's values as ``<redacted>``, unless --show-secrets)."""
+
+    at: datetime
+    entity_type: str
+    entity_name: str
+    keys_set: tuple[str, ...]  # added or changed
+    keys_removed: tuple[str, ...]
+    changes: tuple[str, ...]
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaAclChanged:
+    """``kafka-acl/{type}/{name}`` (or the prefixed one) created, written or removed: the ACLs added and
+    removed, as ``principal permission operation from host``."""
+
+    at: datetime
+    pattern_type: str
+    resource_type: str
+    resource_name: str
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaIsrChangeNotified:
+    """``isr_change_notification/isr_change_N`` created: a broker told the controller of ISR changes."""
+
+    at: datetime
+    partitions: tuple[str, ...]  # "topic-partition"
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaLogDirEventNotified:
+    """``log_dir_event_notification/log_dir_event_N`` created: a broker reported a failed log directory."""
+
+    at: datetime
+    broker_id: int | None
+    event: int | None  # 1 = log directory failure
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormTopologySubmitted:
+    """``storms/{id}`` created: a topology was submitted."""
+
+    at: datetime
+    topology_id: str
+    name: str
+    status: str
+    num_workers: int | None
+    num_executors: int | None
+    owner: str | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormTopologyStatusChanged:
+    """``storms/{id}`` written with another status (activate, deactivate, kill, rebalance) or worker
+    count."""
+
+    at: datetime
+    topology_id: str
+    name: str
+    status_before: str | None  # None: not known
+    status: str
+    num_workers_before: int | None
+    num_workers: int | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormTopologyRemoved:
+    """``storms/{id}`` removed: nimbus finished killing the topology."""
+
+    at: datetime
+    topology_id: str
+    name: str
+    status_before: str | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormAssignmentChanged:
+    """``assignments/{id}`` created, written or removed: which executors moved from which slot to which
+    (``1-4 host-a:6700->host-b:6701``), and the worker slots taken and freed (``host:port``)."""
+
+    at: datetime
+    topology_id: str
+    name: str
+    executors_before: int
+    executors: int
+    executors_moved: int
+    moves: tuple[str, ...]
+    slots_added: tuple[str, ...]
+    slots_freed: tuple[str, ...]
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormSupervisorJoined:
+    """``supervisors/{id}`` created: a supervisor started and registered."""
+
+    at: datetime
+    supervisor_id: str
+    hostname: str | None
+    slots: int | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormSupervisorLeft:
+    """``supervisors/{id}`` removed: its session expired or was closed."""
+
+    at: datetime
+    supervisor_id: str
+    hostname: str | None
+    how: str  # expired, closed, deleted
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormWorkerStarted:
+    """``workerbeats/{id}/{node}-{port}`` created: a worker's first heartbeat."""
+
+    at: datetime
+    topology_id: str
+    node: str
+    port: int
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormWorkerStopped:
+    """``workerbeats/{id}/{node}-{port}`` removed (nimbus clears the heartbeats of a topology it killed
+    or of a worker it moved)."""
+
+    at: datetime
+    topology_id: str
+    node: str
+    port: int
+    how: str
+    last_beat_at: datetime | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormWorkerStale:
+    """A worker wrote no heartbeat for longer than ``stale_after_secs``: found at the first txn past that
+    moment (``zxid``, ``at``), which need not be the worker's own."""
+
+    at: datetime
+    topology_id: str
+    node: str
+    port: int
+    last_beat_at: datetime
+    stale_after_secs: float
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormWorkerResumed:
+    """A stale worker wrote a heartbeat again, ``silent_secs`` after its previous one."""
+
+    at: datetime
+    topology_id: str
+    node: str
+    port: int
+    silent_secs: float
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormErrorReported:
+    """``errors/{id}/{component}/e…`` created (or a ``-last-error`` written alone): a component reported
+    an error."""
+
+    at: datetime
+    topology_id: str
+    component: str
+    error_at: datetime | None
+    host: str | None
+    port: int | None
+    first_line: str | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormNimbusLeaderChanged:
+    """The nimbus leading (the lowest ``leader-lock`` latch, Curator's LeaderLatch) changed."""
+
+    at: datetime
+    leader_before: str | None  # host:port[:tlsPort]; None: no leader
+    leader: str | None
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class StormBackpressureChanged:
+    """``backpressure/{id}/{node}-{port}`` created (throttle on) or removed (off)."""
+
+    at: datetime
+    topology_id: str
+    node: str
+    port: int | None
+    on: bool
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str  # the Storm root it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class ZnodeCreated:
+    """Any other znode created, with what its decoder (if any) makes of its data."""
+
+    at: datetime
+    record_kind: str | None  # the decoder's kind; None when no decoder claims the path
+    summary: str | None  # the decoded summary, the failure, or the encoding
+    failure_type: str | None  # the data does not decode as ``record_kind`` (a ``FailureType``)
+    ephemeral: bool
+    data_length: int
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str | None  # the Storm or Kafka root it is under; None for neither
+
+
+@dataclass(slots=True, kw_only=True)
+class ZnodeDeleted:
+    """Any other znode removed, with what it held."""
+
+    at: datetime
+    record_kind: str | None
+    summary_before: str | None  # None: its state before is not known
+    how: str  # expired, closed, deleted
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class ZnodeDataChanged:
+    """Any other znode's data written, decoded before and after."""
+
+    at: datetime
+    record_kind: str | None
+    summary_before: str | None  # None: its state before is not known
+    summary: str | None
+    failure_type: str | None
+    version: int
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class ZnodeAclChanged:
+    """A znode's ACL set (``setACL``)."""
+
+    at: datetime
+    acl_version: int
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class ChangeLine:
+    """Any change as one line (``changes -f csv`` over several kinds): its kind and what it says."""
+
+    at: datetime
+    change: str  # the change record's kind (``kafka_broker_gone``)
+    detail: str
+    zxid: int
+    time_ms: int
+    session_id: int
+    path: str
+    root: str | None
+
+
+@dataclass(slots=True, kw_only=True)
+class ChangeSummary:
+    """One line of ``changes``' summary: changes taken together (a broker's absence with the partitions
+    it took out of ISRs and offline, a topology's assignment changes, a kind of write counted)."""
+
+    started_at: datetime
+    ended_at: datetime | None  # when it ended; None for one moment or while it lasts to the end
+    system: str  # Kafka, Storm, ZooKeeper
+    subject: str
+    detail: str
+    changes: int
+    root: str | None
+
+
 RECORD_TYPES: tuple[type, ...] = (
     Znode,
     Unreadable,
@@ -1061,9 +1670,84 @@ RECORD_TYPES: tuple[type, ...] = (
     ZkFinding,
     ZkUsage,
     WatchChange,
+    KafkaBrokerRegistered,
+    KafkaBrokerGone,
+    KafkaControllerElected,
+    KafkaControllerGone,
+    KafkaPartitionChanged,
+    KafkaTopicCreated,
+    KafkaTopicMarkedForDeletion,
+    KafkaTopicDeleted,
+    KafkaPartitionsAdded,
+    KafkaReassignmentStarted,
+    KafkaReassignmentProgressed,
+    KafkaReassignmentCompleted,
+    KafkaReplicasChanged,
+    KafkaConfigChanged,
+    KafkaAclChanged,
+    KafkaIsrChangeNotified,
+    KafkaLogDirEventNotified,
+    StormTopologySubmitted,
+    StormTopologyStatusChanged,
+    StormTopologyRemoved,
+    StormAssignmentChanged,
+    StormSupervisorJoined,
+    StormSupervisorLeft,
+    StormWorkerStarted,
+    StormWorkerStopped,
+    StormWorkerStale,
+    StormWorkerResumed,
+    StormErrorReported,
+    StormNimbusLeaderChanged,
+    StormBackpressureChanged,
+    ZnodeCreated,
+    ZnodeDeleted,
+    ZnodeDataChanged,
+    ZnodeAclChanged,
+    ChangeLine,
+    ChangeSummary,
 )
 
 # Records a view computes for the terminal and never a snapshot table (the snapshot keeps the findings
 # and the rows they summarize or compare; the schema in the README lists the rest). The ensemble's findings
 # are judged on thresholds given at the moment: the snapshot keeps the members and usage they come from.
-VIEW_ONLY_TYPES: tuple[type, ...] = (KafkaFindingSummary, WatchChange, ZkFinding)
+VIEW_ONLY_TYPES: tuple[type, ...] = (KafkaFindingSummary, WatchChange, ZkFinding, ChangeLine, ChangeSummary)
+
+# The change kinds (``zkstorm changes``): written to Parquet by ``changes --out`` (one table per kind,
+# named by the kind), never by a snapshot.
+CHANGE_TYPES: tuple[type, ...] = (
+    KafkaBrokerRegistered,
+    KafkaBrokerGone,
+    KafkaControllerElected,
+    KafkaControllerGone,
+    KafkaPartitionChanged,
+    KafkaTopicCreated,
+    KafkaTopicMarkedForDeletion,
+    KafkaTopicDeleted,
+    KafkaPartitionsAdded,
+    KafkaReassignmentStarted,
+    KafkaReassignmentProgressed,
+    KafkaReassignmentCompleted,
+    KafkaReplicasChanged,
+    KafkaConfigChanged,
+    KafkaAclChanged,
+    KafkaIsrChangeNotified,
+    KafkaLogDirEventNotified,
+    StormTopologySubmitted,
+    StormTopologyStatusChanged,
+    StormTopologyRemoved,
+    StormAssignmentChanged,
+    StormSupervisorJoined,
+    StormSupervisorLeft,
+    StormWorkerStarted,
+    StormWorkerStopped,
+    StormWorkerStale,
+    StormWorkerResumed,
+    StormErrorReported,
+    StormNimbusLeaderChanged,
+    StormBackpressureChanged,
+    ZnodeCreated,
+    ZnodeDeleted,
+    ZnodeDataChanged,
+    ZnodeAclChanged,
+)

@@ -508,3 +508,11 @@ def history_summary(
     parts: list[Any] = [_plain(heading), table, _plain(incidents_heading)]
     parts += [_plain(line) for line in incidents]
     return Group(*parts)
+
+
+def plain_lines(lines: Iterable[str]) -> Text:
+    """Lines of words (``changes``' summary), each ZooKeeper text in them escaped, never wrapped or cut:
+    a line is one event, read and grepped whole."""
+    from rich.text import Text
+
+    return Text("\n".join(visible(line) for line in lines), no_wrap=True, overflow="ignore")

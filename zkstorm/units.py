@@ -10,7 +10,7 @@ may use it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
@@ -69,6 +69,12 @@ def parse_since(text: str, now: float) -> float:
         return parse_utc(text).timestamp()
     except ValueError:
         raise ValueError(f"{text!r} is neither a duration (2h) nor an ISO time (2025-07-08T10:00Z)") from None
+
+
+def epoch_ms(moment: datetime) -> int:
+    """Milliseconds since the epoch (a ZooKeeper txn's time), of an aware datetime or a naive one as UTC."""
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return (aware - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
 
 
 def iso_utc(moment: datetime) -> str:

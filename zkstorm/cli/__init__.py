@@ -5,7 +5,7 @@ opens, the one emit), ``options`` the shared options (the one output format opti
 
 from __future__ import annotations
 
-from . import kafka, nightly, sandbox, storm, zk, znodes  # noqa: F401  (each registers its commands)
+from . import changes, kafka, nightly, sandbox, storm, zk, znodes  # noqa: F401  (each registers its commands)
 from .app import cli
 
 __all__ = ["cli"]

@@ -24,7 +24,7 @@ from .. import __version__
 from ..defaults import KAFKA_ROOT, STORM_ROOT, TIMEOUT_SECS, ZK
 from ..errors import ExitCode, Interrupted, ZkstormError
 from .context import Settings, quiet_progress, say, stop_progress
-from .options import Zxid, root_path
+from .options import UtcTime, Zxid, root_path
 
 log = logging.getLogger("zkstorm")
 
@@ -234,6 +234,13 @@ def _setup_logging(verbose: int) -> None:
     type=Zxid(),
     default=None,
     help="With --from-files: replay the logs up to this zxid (hex 0x… or decimal) instead of to the end.",
+)
+@click.option(
+    "--at",
+    type=UtcTime(),
+    default=None,
+    help="With --from-files: the state as of the last txn at or before this time (ISO, UTC unless it says "
+    "otherwise), the --at-zxid of that txn.",
 )
 @click.option(
     "--best-effort",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import click
@@ -86,6 +87,7 @@ class Settings:
     strict: bool
     from_files: tuple[str, ...] = ()
     at_zxid: int | None = None
+    at: datetime | None = None  # --at: as of the last txn at or before it
     best_effort: bool = False
     wide: bool = False  # tables show every column, folding long values, instead of fitting the terminal
     opened: Any = None  # the cluster of this command, for its as-of time and what it could not read
@@ -105,13 +107,14 @@ class Settings:
             cluster = from_files(
                 *self.from_files,
                 at_zxid=self.at_zxid,
+                at=self.at,
                 best_effort=self.best_effort,
                 verify_digest=verify_digest,
                 decode_helper=None,  # as ZKSTORM_DECODE_HELPER says
                 **options,
             )
-        elif self.at_zxid is not None or self.best_effort:
-            raise UsageError("--at-zxid and --best-effort apply only with --from-files")
+        elif self.at_zxid is not None or self.at is not None or self.best_effort:
+            raise UsageError("--at, --at-zxid and --best-effort apply only with --from-files")
         else:
             cluster = connect(
                 self.zk,

@@ -148,6 +148,13 @@ def diff(
 @click.option("--html", "html_path", default=None, help="Write the report (self-contained HTML) here.")
 @click.option("--full", is_flag=True, help="Rebuild from every snapshot even when --out holds an earlier history.")
 @click.option("--master", default="local[*]", show_default=True, help="Spark master.")
+@click.option(
+    "--changes",
+    "changes_path",
+    default=None,
+    help="A changes dataset of the same period (zkstorm changes --out): incidents take their exact start "
+    "and end from ZooKeeper's logs.",
+)
 def history(
     snapshots: str,
     since: datetime | None,
@@ -156,6 +163,7 @@ def history(
     html_path: str | None,
     full: bool,
     master: str,
+    changes_path: str | None,
 ) -> None:
     """Cluster-health history over every committed snapshot under SNAPSHOTS (a PySpark job): error
     trends, flapping supervisors, restarts, ISR shrinks, under-replication, controller moves, growth.
@@ -171,6 +179,7 @@ def history(
         out=out,
         html=html_path,
         full=full,
+        changes=changes_path,
         progress=start_progress("starting Spark"),
     )
     shown = Shown((), HistoryResult, table=lambda width, wide: summary(result))

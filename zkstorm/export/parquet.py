@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..defaults import LOCK_STALE_AFTER_SECS
 from ..errors import DamagedManifestError, SnapshotError
-from ..records import DecodeFailure, Unreadable, ZkUsage, Znode
+from ..records import CHANGE_TYPES, DecodeFailure, Unreadable, ZkUsage, Znode
 from ..schema import columns, kind_name
 from ..units import iso_utc
 from .lock import LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
@@ -85,6 +85,8 @@ def table_name(record_type: type) -> str:
     if special:
         return special
     kind = kind_name(record_type)
+    if record_type in CHANGE_TYPES:  # an event, named as one: kafka_broker_gone, not kafka_broker_gones
+        return kind
     if kind.endswith("stats"):  # already plural: storm_component_stats
         return kind
     if kind.endswith("y") and kind[-2:-1] not in "aeiou":
@@ -577,8 +579,9 @@ def manifest_root(manifest: dict[str, Any], table: str) -> str | None:
     return named[0] if isinstance(named, list) and len(named) == 1 and isinstance(named[0], str) else None
 
 
-def schema_markdown() -> str:
-    """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it."""
+def schema_markdown(record_types: tuple[type, ...] | None = None) -> str:
+    """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it; or that
+    of ``record_types`` (the change kinds that ``changes --out`` writes with the same writer)."""
     from ..records import RECORD_TYPES, VIEW_ONLY_TYPES
 
     lines = [
@@ -587,7 +590,9 @@ def schema_markdown() -> str:
         "",
     ]
     lines += ["| table | columns (type; `?` = nullable) |", "|---|---|"]
-    for record_type in sorted(set(RECORD_TYPES) - set(VIEW_ONLY_TYPES), key=table_name):
+    if record_types is None:
+        record_types = tuple(set(RECORD_TYPES) - set(VIEW_ONLY_TYPES) - set(CHANGE_TYPES))
+    for record_type in sorted(record_types, key=table_name):
         cols = ", ".join(
             f"`{c.name}` {c.kind.replace('str', 'string')}{'?' if c.nullable else ''}" for c in columns(record_type)
         )

@@ -83,6 +83,7 @@ def run_history(
     out: str | None = None,
     html: str | None = None,
     full: bool = False,
+    changes: str | None = None,
     progress: Progress = NO_PROGRESS,
 ) -> HistoryResult:
     """Compute every metric over the committed snapshots under ``snapshots``, then the incidents; write
@@ -90,8 +91,9 @@ def run_history(
 
     With ``out`` the facts of each snapshot are kept there (``jobs/store.py``), and a later run reads
     only the snapshots committed since (incremental); ``full``, ``since``/``until``, a store of another
-    version or a new snapshot older than the newest kept one make it a full rebuild. ``progress`` hears
-    one stage per step."""
+    version or a new snapshot older than the newest kept one make it a full rebuild. ``changes``, a
+    changes dataset of the same period (``zkstorm changes --out``), gives incidents their exact start and
+    end from ZooKeeper's logs instead of the snapshots' bracket. ``progress`` hears one stage per step."""
     from pyspark.sql.functions import broadcast
 
     progress.stage("reading the manifests")
@@ -167,6 +169,12 @@ def run_history(
         history.computed[metric.name] = table
     progress.stage(f"incidents ({len(METRICS) + 2}/{steps})")
     result.incidents = incident_rules.find_incidents(history)
+    if changes:
+        taken: dict[str, list[datetime]] = {}
+        for cluster, _, at in every:
+            taken.setdefault(cluster, []).append(at)
+        times = incident_rules.read_change_times(spark, changes)
+        result.incidents = incident_rules.timed_by_changes(result.incidents, times, taken)
     for table in history.computed.values():
         table.unpersist()
     if out:
@@ -341,10 +349,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out")
     parser.add_argument("--html")
     parser.add_argument("--full", action="store_true")
+    parser.add_argument("--changes")
     args = parser.parse_args(argv)
     spark = session()
     result = run_history(
-        spark, args.snapshots, since=args.since, until=args.until, out=args.out, html=args.html, full=args.full
+        spark,
+        args.snapshots,
+        since=args.since,
+        until=args.until,
+        out=args.out,
+        html=args.html,
+        full=args.full,
+        changes=args.changes,
     )
     print_summary(result, terminal(sys.stderr))
     return 0

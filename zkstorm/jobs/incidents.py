@@ -14,8 +14,9 @@ incident per snapshot that shows it. Error bursts are per topology and day.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from dataclasses import astuple, dataclass, fields
+from dataclasses import astuple, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -50,6 +51,7 @@ class Incident:
     count: int
     summary: str
     chart: str
+    exact: bool = False  # started and ended are the txns' own times, from a changes dataset
 
 
 def _F() -> Any:
@@ -513,3 +515,211 @@ def frame(spark: Any, incidents: list[Incident]) -> Any:
     }
     schema = ", ".join(f"{f.name} {types[str(f.type)]}" for f in fields(Incident))
     return spark.createDataFrame([astuple(i) for i in incidents], schema)
+
+
+# --- exact times from ZooKeeper's logs (``zkstorm changes --out``) --------------------------------------
+
+# change tables → the columns read from each (the few rows an incident's times need)
+CHANGE_TABLES: dict[str, tuple[str, ...]] = {
+    "kafka_broker_gone": ("broker_id", "how"),
+    "kafka_broker_registered": ("broker_id",),
+    "storm_supervisor_left": ("hostname", "how"),
+    "storm_supervisor_joined": ("hostname",),
+    "kafka_controller_elected": ("broker_id",),
+    "kafka_partition_changed": ("offline_before", "offline"),
+}
+
+
+@dataclass
+class ChangeTimes:
+    """Per (cluster, root, table, subject): the times of those changes, sorted, with what each said (the
+    ``how`` of a broker gone). Partition changes only where a partition went offline or came back."""
+
+    times: dict[tuple[str, str, str, str], list[tuple[datetime, str]]] = field(default_factory=dict)
+
+    def add(self, cluster: str, root: str, table: str, subject: str, at: datetime, note: str = "") -> None:
+        self.times.setdefault((cluster, root, table, subject), []).append((at, note))
+
+    def sort(self) -> None:
+        for found in self.times.values():
+            found.sort()
+
+    def last_before(self, key: tuple[str, str, str, str], upto: datetime, after: datetime | None) -> Any:
+        """The last change of ``key`` at or before ``upto`` and after ``after``, or None."""
+        found = self.times.get(key, [])
+        i = bisect_left(found, (upto, "\uffff"))
+        while i > 0:
+            at, note = found[i - 1]
+            if at <= upto:
+                return (at, note) if after is None or at > after else None
+            i -= 1
+        return None
+
+    def first_after(self, key: tuple[str, str, str, str], since: datetime, upto: datetime | None) -> Any:
+        """The first change of ``key`` after ``since`` and at or before ``upto`` (None: no limit)."""
+        for at, note in self.times.get(key, []):
+            if at > since:
+                return (at, note) if upto is None or at <= upto else None
+        return None
+
+
+def read_change_times(spark: Any, base: str) -> ChangeTimes:
+    """The changes an incident's exact times come from, out of a changes dataset (``zkstorm changes
+    --out``: the snapshot's layout, read by its manifests). Runs whose windows overlap hold a change twice:
+    one per (cluster, zxid, path)."""
+    from .snapshots import SnapshotSet
+
+    F = _F()
+    found = ChangeTimes()
+    selected = SnapshotSet(spark, base)
+    for table, columns in CHANGE_TABLES.items():
+        frame = selected.table(table)
+        if frame is None:
+            continue
+        frame = frame.dropDuplicates(["cluster", "zxid", "path"])
+        if table == "kafka_partition_changed":  # the transitions only: few, even on a busy day
+            frame = frame.where(F.coalesce(F.col("offline_before"), F.lit(False)) != F.col("offline"))
+        for r in frame.select("cluster", "root", "at", *columns).collect():
+            at = _utc(r["at"])
+            if table == "kafka_partition_changed":
+                found.add(r["cluster"], r["root"], table, "offline" if r["offline"] else "online", at)
+            elif table.startswith("kafka"):
+                found.add(
+                    r["cluster"], r["root"], table, f"broker {r['broker_id']}", at, r["how"] if "how" in columns else ""
+                )
+            elif r["hostname"] is not None:
+                found.add(r["cluster"], r["root"], table, r["hostname"], at, r["how"] if "how" in columns else "")
+    found.sort()
+    return found
+
+
+def _clock(moment: datetime) -> str:
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + f".{moment.microsecond // 1000:03d}"
+
+
+def _rest(summary: str) -> str:
+    """What a summary says after its first clause (the impact of a broker, the topics offline)."""
+    _, sep, rest = summary.partition(";")
+    return sep + rest if sep else ""
+
+
+def _session(how: str) -> str:
+    return {"expired": "session expired", "closed": "session closed"}.get(how, how)
+
+
+def timed_by_changes(
+    incidents: list[Incident], times: ChangeTimes, snapshot_times: dict[str, list[datetime]]
+) -> list[Incident]:
+    """The incidents whose start and end the logs tell to the millisecond: a broker gone and back, a
+    supervisor gone and back, partitions offline and back, a controller elected. A snapshot says only that
+    the state began between the snapshot before it and the first that shows it (and ended between the
+    last that shows it and the next); the change inside that bracket is the moment. Others are kept."""
+    out = []
+    for incident in incidents:
+        taken = snapshot_times.get(incident.cluster, [])
+        before = _previous(taken, incident.started)
+        timed = _EXACT.get(incident.kind)
+        exact = timed(incident, times, before, _previous(taken, incident.ended)) if timed else None
+        out.append(exact or incident)
+    order = {CRITICAL: 0, WARNING: 1, INFO: 2}
+    return sorted(out, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
+
+
+def _previous(taken: list[datetime], moment: datetime | None) -> datetime | None:
+    """The snapshot before ``moment`` (the start of the bracket a change must fall in)."""
+    if moment is None:
+        return None
+    earlier = [t for t in taken if t < moment]
+    return max(earlier) if earlier else None
+
+
+def _timed_absence(
+    incident: Incident,
+    times: ChangeTimes,
+    before: datetime | None,
+    last_missing: datetime | None,
+    tables: tuple[str, str],
+    head: str,
+    what: str,
+) -> Incident | None:
+    """An absence's start: its subject's last going at or before the first snapshot without it (after the
+    snapshot before that); its end: the first return after the last snapshot without it, up to the first
+    with it again (a flap in between is not the end)."""
+    gone_table, back_table = tables
+    subject = incident.subjects[0]
+    gone = times.last_before((incident.cluster, incident.root, gone_table, subject), incident.started, before)
+    if gone is None:
+        return None
+    since = max(gone[0], last_missing) if last_missing is not None else gone[0]
+    back = times.first_after((incident.cluster, incident.root, back_table, subject), since, incident.ended)
+    if back is None and incident.ended is not None:
+        return None  # the logs do not hold its return: keep the snapshots' bracket
+    ended = back[0] if back else None
+    when = f"{what} {_clock(gone[0])} ({_session(gone[1])}), " + (f"back {_clock(ended)}" if ended else "not back")
+    summary = f"{head} {when}{_rest(incident.summary)}"
+    return replace(incident, started=gone[0], ended=ended, ongoing=ended is None, summary=summary, exact=True)
+
+
+def _broker(incident: Incident, times: ChangeTimes, before: datetime | None, last: datetime | None) -> Incident | None:
+    head = incident.summary.split(" not registered:", 1)[0]  # broker 3 (host:port)
+    return _timed_absence(incident, times, before, last, ("kafka_broker_gone", "kafka_broker_registered"), head, "gone")
+
+
+def _supervisor(
+    incident: Incident, times: ChangeTimes, before: datetime | None, last: datetime | None
+) -> Incident | None:
+    head = f"supervisor {incident.subjects[0]}"
+    return _timed_absence(
+        incident, times, before, last, ("storm_supervisor_left", "storm_supervisor_joined"), head, "left"
+    )
+
+
+def _offline(incident: Incident, times: ChangeTimes, before: datetime | None, last: datetime | None) -> Incident | None:
+    """Partitions offline: from the first that went offline after the snapshot before, to the last that
+    came back before the first snapshot without any."""
+    went = times.first_after(
+        (incident.cluster, incident.root, "kafka_partition_changed", "offline"),
+        before or datetime.min.replace(tzinfo=UTC),
+        incident.started,
+    )
+    if went is None:
+        return None
+    ended = None
+    if incident.ended is not None:
+        back = times.last_before(
+            (incident.cluster, incident.root, "kafka_partition_changed", "online"), incident.ended, last
+        )
+        if back is None:
+            return None
+        ended = back[0]
+    span = f"partitions offline from {_clock(went[0])}" + (f" to {_clock(ended)}" if ended else ", still offline")
+    return replace(
+        incident,
+        started=went[0],
+        ended=ended,
+        summary=f"up to {incident.count:,} {span}{_rest(incident.summary)}",
+        exact=True,
+    )
+
+
+def _election(
+    incident: Incident, times: ChangeTimes, before: datetime | None, last: datetime | None
+) -> Incident | None:
+    now = incident.subjects[-1] if incident.subjects else None
+    if now is None:
+        return None
+    elected = times.last_before(
+        (incident.cluster, incident.root, "kafka_controller_elected", now), incident.started, before
+    )
+    if elected is None:
+        return None
+    return replace(incident, started=elected[0], summary=f"{incident.summary} at {_clock(elected[0])}", exact=True)
+
+
+_EXACT: dict[str, Callable[[Incident, ChangeTimes, datetime | None, datetime | None], Incident | None]] = {
+    "broker_gone": _broker,
+    "supervisor_missing": _supervisor,
+    "partitions_offline": _offline,
+    "controller_election": _election,
+}

@@ -164,12 +164,16 @@ def summary_line(chart: ChartData) -> str:
 
 def incident_line(incident: Incident) -> str:
     """An incident for the terminal and the page: when, level, and its summary."""
-    return f"{_when(incident.started, minutes=True)} {incident.level:<8} {incident.summary}"
+    return f"{_when(incident.started, minutes=True, exact=incident.exact)} {incident.level:<8} {incident.summary}"
 
 
-def _when(value: Any, *, minutes: bool = False) -> str:
+def _when(value: Any, *, minutes: bool = False, exact: bool = False) -> str:
+    """A day, a minute, or (``exact``: a time the logs gave) the millisecond."""
     if isinstance(value, datetime):
-        return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
+        moment = value.astimezone(UTC)
+        if exact:
+            return moment.strftime("%Y-%m-%d %H:%M:%S") + f".{moment.microsecond // 1000:03d}"
+        return moment.strftime("%Y-%m-%d %H:%M" if minutes else "%Y-%m-%d")
     return str(value)
 
 
@@ -282,10 +286,17 @@ def _timeline(incidents: list[Incident], titles: dict[str, str]) -> str:
     counts = ", ".join(f"{n} {level}" for level, n in levels.items() if n)
     rows = []
     for incident in incidents:
-        ended = "ongoing" if incident.ongoing else _when(incident.ended, minutes=True) if incident.ended else ""
+        exact = incident.exact
+        ended = (
+            "ongoing"
+            if incident.ongoing
+            else _when(incident.ended, minutes=True, exact=exact)
+            if incident.ended
+            else ""
+        )
         subjects = ", ".join(f"<b>{html.escape(s)}</b>" for s in incident.subjects)
         rows.append(
-            f'<tr class="{incident.level}"><td class="when">{_when(incident.started, minutes=True)}'
+            f'<tr class="{incident.level}"><td class="when">{_when(incident.started, minutes=True, exact=exact)}'
             f"{'<br>→ ' + ended if ended else ''}</td>"
             f'<td><span class="level">{incident.level}</span></td><td>{incident.system}<br>'
             f"{html.escape(incident.kind.replace('_', ' '))}</td><td>{subjects}</td>"

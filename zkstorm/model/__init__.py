@@ -9,16 +9,21 @@ decode helper as the CLI runs it).
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from typing import Any
 
+from ..changes import ChangeFilter, ChangeLog
 from ..defaults import KAFKA_ROOT, STORM_ROOT, TIMEOUT_SECS, ZK
 from ..ensemble import Ensemble, Thresholds
 from ..ensemble.usage import usage_rows
+from ..units import epoch_ms
 from .cluster import Cluster, ZnodeDetail
 from .kafka import KafkaCluster, KafkaHealth
 from .storm import StormCluster
 
 __all__ = [
+    "ChangeFilter",
+    "ChangeLog",
     "Cluster",
     "Ensemble",
     "KafkaCluster",
@@ -79,6 +84,7 @@ def connect(
 def from_files(
     *paths: str,
     at_zxid: int | None = None,
+    at: datetime | None = None,
     best_effort: bool = False,
     verify_digest: bool = False,
     storm_root: str = STORM_ROOT,
@@ -87,12 +93,17 @@ def from_files(
     decode_helper: bool | None = False,
 ) -> Cluster:
     """A ``Cluster`` on a ZooKeeper server's own files: a dataDir (or its ``version-2``), a snapshot, or a
-    snapshot and logs, replayed to the end or to ``at_zxid`` (``best_effort``: up to a damaged file, which
+    snapshot and logs, replayed to the end, to ``at_zxid``, or to the last txn at or before ``at`` (UTC
+    unless it says otherwise; ``best_effort``: up to a damaged file, which
     ``Cluster.source_problems`` then names). No load on the ensemble. ``verify_digest`` checks a whole-tree
-    read against the digest the server logged. ``decode_helper``: as for ``connect``."""
+    read against the digest the server logged. ``decode_helper``: as for ``connect``. Its
+    ``changes(since=..., until=...)`` reads what the logs say changed (``zkstorm.changes``)."""
     from ..sources.files.source import FileSource
 
-    source = FileSource(list(paths), at_zxid=at_zxid, best_effort=best_effort, verify_digest=verify_digest)
+    at_time_ms = None if at is None else epoch_ms(at)
+    source = FileSource(
+        list(paths), at_zxid=at_zxid, at_time_ms=at_time_ms, best_effort=best_effort, verify_digest=verify_digest
+    )
     return _cluster(source, storm_root, kafka_root, show_secrets, decode_helper)
 
 

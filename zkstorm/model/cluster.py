@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timedelta
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
@@ -596,6 +597,41 @@ class Cluster:
         """What the source could not read, one line each (a best-effort read of files names the damage it
         stopped at): for the caller to report beside ``problems``."""
         return self.source.problems()
+
+    # what changed, from the logs --------------------------------------------------------------------
+
+    def changes(
+        self,
+        *,
+        since: int | datetime | timedelta | None = None,
+        until: int | datetime | timedelta | None = None,
+        stale_after_secs: float = STALE_AFTER_SECS,
+        select: Any = None,
+    ) -> Any:
+        """What changed between ``since`` and ``until`` (zxids, datetimes, or timedeltas back from the last
+        logged txn; by default all the logs hold), as a ``zkstorm.changes.ChangeLog``: iterate it for the
+        change records, then ask for its ``summary()``. Only a cluster on ZooKeeper's files has a history
+        to read (``from_files``); its source need not be opened. ``select`` is a
+        ``zkstorm.changes.ChangeFilter``."""
+        from ..changes import ChangeLog
+        from ..sources.files.source import FileSource
+
+        source = self.source
+        if not isinstance(source, FileSource):
+            raise UsageError(
+                "changes are read from ZooKeeper's transaction logs: open the cluster on its files "
+                "(zkstorm.from_files, --from-files DATADIR)"
+            )
+        return ChangeLog(
+            source.paths,
+            since=since,
+            until=until,
+            best_effort=source.best_effort,
+            roots=self.roots,
+            show_secrets=self.show_secrets,
+            stale_after_secs=stale_after_secs,
+            select=select,
+        )
 
     def describe_source(self) -> dict[str, Any]:
         """What was read, for a snapshot's manifest: the ensemble, or the files and what they gave."""

@@ -18,6 +18,7 @@ import logging
 import os
 from collections.abc import Container, Generator, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any, BinaryIO
 
 from ...errors import FilesError, NotFoundError, UnusableSnapshotError, UsageError
@@ -79,6 +80,63 @@ def _list_dir(folder: str) -> tuple[list[str], list[str]]:
     snaps = [os.path.join(folder, n) for n in names if name_zxid(n, "snapshot") is not None]
     logs = [os.path.join(folder, n) for n in names if name_zxid(n, "log") is not None]
     return snaps, logs
+
+
+def data_files(paths: list[str] | tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The snapshots (newest first) and logs (oldest first) that ``paths`` name: data directories (or
+    their ``version-2``), snapshot files and log files, as ``--from-files`` takes them."""
+    snapshots: list[str] = []
+    logs: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            snaps, found = _list_dir(path)
+            snapshots += snaps
+            logs += found
+        elif not os.path.exists(path):
+            raise FilesError(f"{path}: no such file or directory")
+        elif name_zxid(os.path.basename(path), "snapshot") is not None:
+            snapshots.append(path)
+        elif name_zxid(os.path.basename(path), "log") is not None:
+            logs.append(path)
+        else:
+            raise UsageError(f"{path}: not a data directory, snapshot.<zxid> or log.<zxid> file")
+    snapshots.sort(key=lambda p: name_zxid(os.path.basename(p), "snapshot") or 0, reverse=True)
+    logs.sort(key=lambda p: name_zxid(os.path.basename(p), "log") or 0)
+    return snapshots, logs
+
+
+def zxid_at_time(logs: list[str], time_ms: int, *, best_effort: bool = False) -> int:
+    """The zxid of the last logged txn at or before ``time_ms`` (epoch ms, the txn header's time): the
+    one before the first txn stamped later (the leader's clock is the only one a log has; a new leader's
+    clock may stand a little behind, and a state "as of 03:12" must not include a txn stamped later).
+    The logs are read in order, to that first later txn. ``FilesError`` when no txn is that early."""
+    last: int | None = None
+    first_time: int | None = None
+    for path in logs:
+        reader = LogFile(path, best_effort=best_effort)
+        for txn in reader.txns(after=last if last is not None else -1):
+            if first_time is None:
+                first_time = txn.time_ms
+            if txn.time_ms > time_ms:
+                if last is None:
+                    raise FilesError(
+                        f"the logs start at {_iso_ms(first_time)}, after --at {_iso_ms(time_ms)}: "
+                        "no logged txn is that early"
+                    )
+                return last
+            last = txn.zxid
+        if reader.damage:
+            break
+    if last is None:
+        raise FilesError("no logged txn to place --at by: " + (", ".join(logs) or "no log files"))
+    return last
+
+
+def _iso_ms(time_ms: int) -> str:
+    from datetime import datetime, timedelta
+
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=time_ms)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class _Open:
@@ -246,12 +304,16 @@ class FileSource:
         paths: list[str] | tuple[str, ...],
         *,
         at_zxid: int | None = None,
+        at_time_ms: int | None = None,
         best_effort: bool = False,
         verify_digest: bool = False,
     ):
+        if at_zxid is not None and at_time_ms is not None:
+            raise UsageError("--at and --at-zxid each choose the state read: give one of them")
         self.paths = list(paths)
         self.verify_digest = verify_digest  # a whole-tree read checks itself against the server's digest
         self.at_zxid = at_zxid
+        self.at_time_ms = at_time_ms  # resolved to ``at_zxid`` (the last txn at or before it) on connect
         self.best_effort = best_effort
         self.target = "files:" + ",".join(self.paths)
         self.plan: FilePlan | None = None
@@ -285,30 +347,18 @@ class FileSource:
 
     def connect(self) -> None:
         """Choose the files and replay the logs; the tree itself is streamed later, per walk."""
-        for path in self.paths:
-            if os.path.isdir(path):
-                snaps, logs = _list_dir(path)
-                self._snapshots += snaps
-                self._logs += logs
-            elif not os.path.exists(path):
-                raise FilesError(f"{path}: no such file or directory")
-            elif name_zxid(os.path.basename(path), "snapshot") is not None:
-                self._snapshots.append(path)
-            elif name_zxid(os.path.basename(path), "log") is not None:
-                self._logs.append(path)
-            else:
-                raise UsageError(f"{path}: not a data directory, snapshot.<zxid> or log.<zxid> file")
+        self._snapshots, self._logs = data_files(self.paths)
         if not self._snapshots:
             raise FilesError(f"no snapshot file in {', '.join(self.paths)}")
-        self._snapshots.sort(key=lambda p: name_zxid(os.path.basename(p), "snapshot") or 0, reverse=True)
-        self._logs.sort(key=lambda p: name_zxid(os.path.basename(p), "log") or 0)
+        if self.at_time_ms is not None:
+            self.at_zxid = zxid_at_time(self._logs, self.at_time_ms, best_effort=self.best_effort)
         skipped: list[str] = []
         damaged: dict[str, str] = {}  # snapshot → why it cannot be used whole
         in_range = []
         for candidate in self._snapshots:
             zxid = name_zxid(os.path.basename(candidate), "snapshot") or 0
             if self.at_zxid is not None and zxid > self.at_zxid:
-                skipped.append(f"{os.path.basename(candidate)}: newer than --at-zxid")
+                skipped.append(f"{os.path.basename(candidate)}: newer than {self._asked()}")
                 continue
             in_range.append(candidate)
             try:
@@ -331,6 +381,12 @@ class FileSource:
         if len(in_range) == 1:
             raise FilesError(f"{in_range[0]}: {damaged[in_range[0]]}")
         raise FilesError("no usable snapshot: " + "; ".join(skipped))
+
+    def _asked(self) -> str:
+        """The option that chose the state read, for messages: ``--at TIME`` resolves to a zxid."""
+        if self.at_time_ms is not None:
+            return f"--at {_iso_ms(self.at_time_ms)} (zxid {self.at_zxid:#x})"
+        return "--at-zxid"
 
     @staticmethod
     def _warn(damaged: dict[str, str]) -> None:

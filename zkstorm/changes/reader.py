@@ -1,0 +1,654 @@
+"""The logged txns of a window, each op with the state of its znode just before it and just after.
+
+Three passes, none of which holds the tree or the day's txns:
+
+1. ``scan``: the logs once, in zxid order, checked for damage and gaps as the files source checks them:
+   which paths the txns touch (path → the last zxid that touches it), which sessions close without
+   listing their ephemerals (closeSession before 3.6, or ``closeSessionTxn.enabled=false``), a sparse
+   (zxid, time) index to place a window given in time, and the names near the top of the tree that
+   say where Storm and Kafka roots are.
+2. ``state``: the tree just before the window, read by the files source (``FileSource`` replayed to that
+   zxid, the snapshot streamed once), keeping only the znodes the window touches and the few the
+   change kinds read besides (broker registrations, nimbus leader latches, supervisors, worker
+   heartbeats' times: ``CONTEXT``).
+3. ``txns``: the logs again from the state's zxid on; each op is applied to the kept states and handed
+   to the caller as a ``Step`` (before, after), txn by txn.
+
+A snapshot is fuzzy: written while txns went on, so a znode in it may hold a state from after the zxid
+in the snapshot's name (ZooKeeper replays the logs over it to make it right). Replayed to a point inside
+that range, a znode the dump reached late may hold a state from after that point. A step tells it by
+the stat: a state before it whose ``mzxid`` is not below the txn's own zxid is from after the txn (the
+step's ``known`` is False: its before is not what ZooKeeper had), and so is a znode that a txn deletes
+or writes while it is absent from the state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, NamedTuple
+
+from ..errors import FilesError
+from ..layout import ROOT_SEARCH_DEPTH
+from ..sources.base import RawNode, Stat
+from ..sources.files.snapfile import SnapshotFile, name_zxid
+from ..sources.files.source import FileSource, data_files
+from ..sources.files.txnlog import (
+    ERROR,
+    CloseSession,
+    Create,
+    CreateSession,
+    Delete,
+    LogFile,
+    Multi,
+    SetAcl,
+    SetData,
+    Txn,
+)
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_INDEX_EVERY = 1024  # one (zxid, time) pair kept per this many txns, to place a window given in time
+
+# Znodes a change kind reads besides the one a txn touches, kept from the state before the window: a
+# partition is offline when its leader is not registered (brokers/ids), the nimbus leader is the lowest
+# leader latch, a worker that writes nothing in the window still goes stale, a supervisor that leaves
+# names its host. Matched as path suffixes ("*" is one segment) under any root, as layout's secret
+# subtrees are, since the roots are found by the same pass that keeps them.
+CONTEXT: tuple[tuple[str, ...], ...] = (
+    ("brokers", "ids", "*"),
+    ("leader-lock", "*"),
+    ("supervisors", "*"),
+    ("workerbeats", "*", "*"),
+)
+
+
+def in_context(path: str) -> bool:
+    segments = path.split("/")
+    for pattern in CONTEXT:
+        n = len(pattern)
+        if len(segments) > n and all(p == "*" or p == s for p, s in zip(pattern, segments[-n:], strict=True)):
+            return True
+    return False
+
+
+def time_of(time_ms: int) -> datetime:
+    """A txn's time as a UTC datetime, to the millisecond (no float rounding)."""
+    return EPOCH + timedelta(milliseconds=time_ms)
+
+
+class NodeState:
+    """One znode as the window sees it: data and the stat fields a decoder or a change reads.
+    ``decoded`` caches what the change kinds made of it (its records), so each state is decoded once."""
+
+    __slots__ = ("aversion", "ctime", "czxid", "data", "decoded", "mtime", "mzxid", "owner", "version")
+
+    def __init__(
+        self,
+        data: bytes | None,
+        czxid: int,
+        mzxid: int,
+        ctime: int,
+        mtime: int,
+        version: int,
+        aversion: int,
+        owner: int,
+    ) -> None:
+        self.data = data
+        self.czxid = czxid
+        self.mzxid = mzxid
+        self.ctime = ctime
+        self.mtime = mtime
+        self.version = version
+        self.aversion = aversion
+        self.owner = owner
+        self.decoded: Any = None
+
+    def raw(self, path: str) -> RawNode:
+        """What a source would yield for this state (child counts are not tracked: 0)."""
+        stat = Stat(
+            self.czxid,
+            self.mzxid,
+            self.ctime,
+            self.mtime,
+            self.version,
+            0,
+            self.aversion,
+            self.owner,
+            len(self.data) if self.data else 0,
+            0,
+            self.mzxid,
+        )
+        return RawNode(path, stat, self.data)
+
+
+class Step(NamedTuple):
+    """One op of a txn on one znode: ``op`` is create, delete, set (data) or acl; ``how`` says what
+    deleted it (deleted, expired, closed); ``known`` is False when the state before is not ZooKeeper's
+    (see the module docstring)."""
+
+    txn: Txn
+    op: str
+    path: str
+    before: NodeState | None
+    after: NodeState | None
+    known: bool
+    how: str
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of a window: a zxid, a time (epoch ms), or a span back from the last logged txn."""
+
+    zxid: int | None = None
+    time_ms: int | None = None
+    back_ms: int | None = None
+
+    @staticmethod
+    def of(value: int | datetime | timedelta | None) -> Bound | None:
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            raise TypeError("a window bound is a zxid, a datetime or a timedelta")
+        if isinstance(value, int):
+            return Bound(zxid=value)
+        if isinstance(value, datetime):
+            moment = value if value.tzinfo else value.replace(tzinfo=UTC)
+            return Bound(time_ms=(moment - EPOCH) // timedelta(milliseconds=1))
+        if isinstance(value, timedelta):
+            return Bound(back_ms=value // timedelta(milliseconds=1))
+        raise TypeError(f"a window bound is a zxid, a datetime or a timedelta, not {type(value).__name__}")
+
+
+@dataclass
+class ReadStats:
+    """What the read went through, for the summary and ``--out``'s manifest."""
+
+    logs: list[str] = field(default_factory=list)
+    snapshot: str | None = None
+    txns_scanned: int = 0
+    txns: int = 0  # in the window
+    ops: int = 0  # in the window
+    first_zxid: int | None = None  # of the window
+    last_zxid: int | None = None
+    first_time_ms: int | None = None
+    last_time_ms: int | None = None
+    logs_first_zxid: int | None = None  # what the logs hold
+    logs_last_zxid: int | None = None
+    logs_last_time_ms: int | None = None
+    sessions_opened: int = 0
+    sessions_expired: int = 0
+    sessions_closed: int = 0
+    failed_txns: int = 0  # error txns and failed multis: nothing changed
+    unknown_before: int = 0  # steps whose state before is not ZooKeeper's (fuzzy snapshot)
+
+
+def _replayable(snapshot_zxid: int, first_logged: int) -> bool:
+    """Whether logs whose first txn is ``first_logged`` go on from a snapshot at ``snapshot_zxid``: they
+    start at or before its next zxid, or with the first txn of a later epoch (a new leader's zxids start
+    again at 1, as ``FileSource`` accepts between logs)."""
+    if first_logged <= snapshot_zxid + 1:
+        return True
+    return first_logged >> 32 > snapshot_zxid >> 32 and first_logged & 0xFFFFFFFF <= 1
+
+
+def _settled_zxid(path: str) -> int | None:
+    """The zxid a snapshot's dump had reached when it ended (3.6+: its digest's, 3.9+: its last processed
+    zxid; the name's when it has neither), from its trailer: one pass of zlib-ng's Adler-32 over the
+    file, as the files source checks it. None when it cannot be read whole (the files source decides)."""
+    snapshot = SnapshotFile(path, best_effort=True)
+    try:
+        snapshot.verify()
+    except FilesError:
+        return None
+    info = snapshot.info
+    if info.damage is not None:
+        return None
+    return max(info.zxid, info.digest[0] if info.digest else 0, info.last_processed_zxid or 0)
+
+
+class _Scan:
+    """What pass 1 found (``ChangeReader.scan``)."""
+
+    def __init__(self) -> None:
+        self.last_touch: dict[str, int] = {}
+        self.closing: dict[int, int] = {}  # session → zxid of its last close that listed no paths
+        self.index: list[tuple[int, int]] = []  # (zxid, time_ms) every _INDEX_EVERY txns
+        self.names: dict[str, set[str]] = {}  # child names of the znodes near the top, created in the logs
+        self.first: Txn | None = None
+        self.last: Txn | None = None
+        self.since_zxid: int | None = None  # the first txn at or after an absolute --since time
+        self.snapshot_times: dict[int, int] = {}  # snapshot zxid → the time of the txn of that zxid
+        self.count = 0
+
+
+class ChangeReader:
+    """The txns of ``paths`` (a data directory, or snapshot and log files) between ``since`` and
+    ``until``: a zxid, a time, or a span back from the last logged txn; by default all the logs hold
+    after the oldest snapshot they can be replayed from. Call ``open`` (passes 1 and 2), then iterate
+    ``txns`` (pass 3). ``light(path)`` names the znodes whose data no change reads (heartbeats): their
+    states keep no bytes."""
+
+    def __init__(
+        self,
+        paths: list[str] | tuple[str, ...],
+        *,
+        since: int | datetime | timedelta | None = None,
+        until: int | datetime | timedelta | None = None,
+        best_effort: bool = False,
+        light: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.paths = list(paths)
+        self.since = Bound.of(since)
+        self.until = Bound.of(until)
+        self.best_effort = best_effort
+        self._is_light = light or (lambda path: False)
+        self._light: dict[str, bool] = {}
+        self._in_context: dict[str, bool] = {}
+        self.problems: list[str] = []
+        self.stats = ReadStats()
+        self.states: dict[str, NodeState] = {}
+        self.names: dict[str, set[str]] = {}  # child names near the top, for root discovery
+        self._logs: list[str] = []
+        self._snapshots: list[str] = []
+        self._scan = _Scan()
+        self._touched: set[str] = set()
+        self._state_zxid = 0  # the state is as of this zxid
+        self._start_zxid = 0  # the window's first txn is the first at or after it …
+        self._start_time: int | None = None  # … stamped at or after this
+        self._until_zxid: int | None = None
+        self._until_time: int | None = None
+        self._end_zxid = 0  # the last txn pass 1 read whole
+        self._closing: dict[int, set[str]] = {}  # session → its ephemerals, for closes without paths
+        self.empty = False  # the window holds no txn
+
+    def _context(self, path: str) -> bool:
+        """Whether ``path`` is a znode the change kinds read besides the one a txn touches (asked once)."""
+        found = self._in_context.get(path)
+        if found is None:
+            found = self._in_context[path] = in_context(path)
+        return found
+
+    def light(self, path: str) -> bool:
+        """Whether no change reads ``path``'s data (asked once per path)."""
+        found = self._light.get(path)
+        if found is None:
+            found = self._light[path] = self._is_light(path)
+        return found
+
+    # pass 1 -----------------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        self._snapshots, self._logs = data_files(self.paths)
+        if not self._snapshots:
+            raise FilesError(f"no snapshot file in {', '.join(self.paths)}")
+        if not self._logs:
+            raise FilesError(f"no transaction log in {', '.join(self.paths)}: changes are read from the logs")
+        self.scan()
+        self._resolve()
+        if not self.empty:
+            self._read_state()
+
+    def _problem(self, message: str) -> None:
+        if not self.best_effort:
+            raise FilesError(message)
+        self.problems.append(message)
+
+    def scan(self) -> None:
+        """Pass 1 (see the module docstring). A damaged log or missing txns end it with ``FilesError``
+        (with best effort: a problem, and the window ends there)."""
+        scan = self._scan
+        since, until = self.since, self.until
+        since_time = since.time_ms if since is not None else None
+        record_from = since.zxid if since is not None and since.zxid is not None else -1
+        until_zxid = until.zxid if until is not None and until.zxid is not None else 1 << 64
+        until_time = until.time_ms if until is not None and until.time_ms is not None else 1 << 64
+        recording = since_time is None  # touches are noted from the window's start to its end
+        finished = False
+        last_touch, closing, index, names = scan.last_touch, scan.closing, scan.index, scan.names
+        snapshot_zxids = {name_zxid(os.path.basename(p), "snapshot") for p in self._snapshots}
+        near_top = ROOT_SEARCH_DEPTH + 1
+        count = 0
+        last: Txn | None = None
+        for path in self._logs:
+            reader = LogFile(path, best_effort=self.best_effort)
+            for txn in reader.txns(after=last.zxid if last is not None else -1):
+                zxid = txn.zxid
+                if last is not None and zxid >> 32 == last.zxid >> 32 and zxid != last.zxid + 1:
+                    self._problem(f"{path}: txns {last.zxid + 1:#x}..{zxid - 1:#x} are missing from the logs")
+                    self._end_scan(scan, last, count)
+                    return
+                if scan.first is None:
+                    scan.first = txn
+                if count % _INDEX_EVERY == 0:
+                    index.append((zxid, txn.time_ms))
+                if zxid in snapshot_zxids:
+                    scan.snapshot_times[zxid] = txn.time_ms
+                count += 1
+                last = txn
+                if not recording and not finished and since_time is not None and txn.time_ms >= since_time:
+                    recording = True
+                    scan.since_zxid = zxid
+                if recording and (zxid > until_zxid or txn.time_ms > until_time):
+                    recording, finished = False, True
+                noted = recording and zxid >= record_from
+                body = txn.body
+                kind = type(body)
+                if kind is SetData:  # most of a log: no name to note, no session to end
+                    if noted:
+                        last_touch[body.path] = zxid
+                    continue
+                ops = body.ops if kind is Multi and not body.failed else ((0, body),)
+                for _, op in ops:  # names near the top, wherever they are: they say where the roots are
+                    if type(op) is Create and op.path.count("/") <= near_top:
+                        parent, _, name = op.path.rpartition("/")
+                        names.setdefault(parent or "/", set()).add(name)
+                if kind is CloseSession:
+                    if body.paths is None:
+                        closing[txn.session] = zxid  # whenever it is: the state may be read from before it
+                    elif noted:
+                        for deleted in body.paths:
+                            last_touch[deleted] = zxid
+                    continue
+                if noted:
+                    for _, op in ops:
+                        op_kind = type(op)
+                        if op_kind is Create or op_kind is Delete or op_kind is SetData or op_kind is SetAcl:
+                            last_touch[op.path] = zxid
+            self.stats.logs.append(path)
+            if reader.damage:
+                self.problems.append(reader.damage)
+                break
+        self._end_scan(scan, last, count)
+
+    def _end_scan(self, scan: _Scan, last: Txn | None, count: int) -> None:
+        scan.last = last
+        scan.count = count
+        stats = self.stats
+        stats.txns_scanned = count
+        if scan.first is not None and last is not None:
+            stats.logs_first_zxid, stats.logs_last_zxid = scan.first.zxid, last.zxid
+            stats.logs_last_time_ms = last.time_ms
+            self._end_zxid = last.zxid
+
+    # the window -------------------------------------------------------------------------------------
+
+    def _resolve(self) -> None:
+        """Place the window in the logs and choose the state it starts from: the zxid just before the
+        window, or (by default) the oldest snapshot the logs can be replayed from."""
+        scan = self._scan
+        if scan.first is None or scan.last is None:
+            self.empty = True
+            return
+        first, last = scan.first, scan.last
+        snapshots = sorted(name_zxid(os.path.basename(p), "snapshot") or 0 for p in self._snapshots)
+        usable = [z for z in snapshots if _replayable(z, first.zxid) and z <= last.zxid]
+        since, until = self.since, self.until
+        start_time: int | None = None
+        if since is None:
+            if not usable:
+                raise FilesError(self._no_state_message(first.zxid))
+            start = usable[0] + 1
+        elif since.zxid is not None:
+            start = since.zxid
+        elif since.time_ms is not None:
+            start = scan.since_zxid if scan.since_zxid is not None else last.zxid + 1
+        else:
+            assert since.back_ms is not None
+            start_time = last.time_ms - since.back_ms
+            start = first.zxid
+            for zxid, time_ms in scan.index:  # the last sampled txn before that time: the window is after it
+                if time_ms >= start_time:
+                    break
+                start = zxid
+            oldest = usable[0] if usable else None
+            if oldest is not None and start <= oldest and scan.snapshot_times.get(oldest, start_time) < start_time:
+                start = oldest + 1  # the window begins after the oldest snapshot: its exact start, by time
+        if until is not None:
+            if until.zxid is not None:
+                self._until_zxid = until.zxid
+            else:
+                self._until_time = until.time_ms if until.time_ms is not None else last.time_ms - (until.back_ms or 0)
+        if not [z for z in usable if z < start]:
+            if not usable:
+                raise FilesError(self._no_state_message(first.zxid))
+            message = (
+                f"the files hold no state before zxid {start:#x} (the oldest snapshot the logs can be replayed "
+                f"from is at {usable[0]:#x}): changes start after it"
+            )
+            self._problem(message)
+            start, start_time = usable[0] + 1, None
+        if start > last.zxid:
+            self.empty = True
+            return
+        self._start_zxid, self._start_time = start, start_time
+        self._state_zxid = self._choose_snapshot(start - 1, [z for z in usable if z < start])
+        self._touched = {p for p, z in scan.last_touch.items() if z >= start}
+        self._closing = {s: set() for s, z in scan.closing.items() if z > self._state_zxid}
+        scan.last_touch = {}  # what it held is in _touched now
+        self.names = scan.names
+
+    def _choose_snapshot(self, before: int, usable: list[int]) -> int:
+        """The snapshot the state is read from, as its zxid: of those the logs can be replayed from, at or
+        before ``before`` (the zxid just before the window), the newest that was settled by then. A
+        snapshot is fuzzy: its dump ended at the zxid its digest or last processed zxid names, and a
+        znode the dump reached late holds a state from after the window's start. None settled by then:
+        the newest (the steps of its late znodes say their state before is not known). The txns from the
+        snapshot to the window are replayed on the kept znodes as the window's are (``txns``), streamed."""
+        by_zxid = {name_zxid(os.path.basename(p), "snapshot") or 0: p for p in self._snapshots}
+        candidates = sorted(usable, reverse=True)
+        for zxid in candidates:
+            settled = _settled_zxid(by_zxid[zxid])
+            if settled is None or settled <= before:
+                return zxid
+        return candidates[0]
+
+    def _state_files(self) -> list[str]:
+        """The snapshot of the state and the older ones (for the files source to fall back on, as
+        ZooKeeper does, when it turns out damaged), and the logs."""
+        older = [p for p in self._snapshots if (name_zxid(os.path.basename(p), "snapshot") or 0) <= self._state_zxid]
+        return older + self._logs
+
+    def _no_state_message(self, first_zxid: int) -> str:
+        names = ", ".join(os.path.basename(p) for p in self._snapshots)
+        return (
+            f"no snapshot the logs can be replayed from: they start at zxid {first_zxid:#x}, the snapshots are {names}"
+        )
+
+    # pass 2 -----------------------------------------------------------------------------------------
+
+    def _read_state(self) -> None:
+        """The znodes the window touches, and the context ones, as they were at ``_state_zxid``."""
+        source = FileSource(self._state_files(), at_zxid=self._state_zxid, best_effort=self.best_effort)
+        touched, states, closing, light = self._touched, self.states, self._closing, self.light
+        names = self.names
+        near_top = ROOT_SEARCH_DEPTH + 1
+        with source:
+            plan = source.plan
+            assert plan is not None
+            self.stats.snapshot = plan.snapshot
+            for raw in source.walk("/"):
+                path = raw.path
+                if path.count("/") <= near_top and path != "/":
+                    parent, _, name = path.rpartition("/")
+                    names.setdefault(parent or "/", set()).add(name)
+                s = raw.stat
+                owner = s.ephemeralOwner
+                if path in touched or (owner and owner in closing) or in_context(path):
+                    data = None if light(path) else raw.data
+                    states[path] = NodeState(data, s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.aversion, owner)
+                    if owner in closing:
+                        closing[owner].add(path)
+            for problem in plan.problems:
+                if problem not in self.problems:
+                    self.problems.append(problem)
+            if plan.zxid < self._state_zxid:  # best effort: the replay stopped at damage
+                self._state_zxid = plan.zxid
+
+    # pass 3 -----------------------------------------------------------------------------------------
+
+    def txns(self) -> Iterator[tuple[Txn, list[Step], bool]]:
+        """(txn, its steps, whether it is in the window) for every txn after the state's zxid, to the end
+        of the window; txns before the window come too (``False``), so that what the caller tracks over
+        time (heartbeats) is right when the window opens."""
+        if self.empty:
+            return
+        stats = self.stats
+        start, start_time = self._start_zxid, self._start_time
+        until_zxid, until_time = self._until_zxid, self._until_time
+        end = self._end_zxid
+        opened = False
+        last = self._state_zxid
+        for path in self._logs_from(self._state_zxid + 1):
+            reader = LogFile(path, best_effort=True)  # pass 1 read these: what it accepted is read again
+            for txn in reader.txns(after=last):
+                zxid = txn.zxid
+                if zxid > end:
+                    return
+                if zxid >> 32 == last >> 32 and zxid != last + 1:
+                    # pass 1 saw none: the files changed in between
+                    raise FilesError(f"{path}: txns {last + 1:#x}..{zxid - 1:#x} are missing from the logs")
+                last = zxid
+                if not opened and zxid >= start and (start_time is None or txn.time_ms >= start_time):
+                    opened = True
+                    stats.first_zxid, stats.first_time_ms = zxid, txn.time_ms
+                if opened and (
+                    (until_zxid is not None and zxid > until_zxid)
+                    or (until_time is not None and txn.time_ms > until_time)
+                ):
+                    return
+                steps = self._apply(txn)
+                if opened:
+                    stats.txns += 1
+                    stats.ops += len(steps)
+                    stats.unknown_before += sum(not step.known for step in steps)
+                    stats.last_zxid, stats.last_time_ms = zxid, txn.time_ms
+                    self._count(txn)
+                yield txn, steps, opened
+
+    def _logs_from(self, zxid: int) -> list[str]:
+        """The logs holding ``zxid`` and after: from the last that starts at or before it."""
+        logs = self.stats.logs or self._logs
+        start = 0
+        for i, path in enumerate(logs):
+            if (name_zxid(os.path.basename(path), "log") or 0) <= zxid:
+                start = i
+        return logs[start:]
+
+    def _count(self, txn: Txn) -> None:
+        kind = type(txn.body)
+        stats = self.stats
+        if kind is CreateSession:
+            stats.sessions_opened += 1
+        elif kind is CloseSession:
+            if txn.cxid == 0:
+                stats.sessions_expired += 1
+            else:
+                stats.sessions_closed += 1
+        elif (kind is Multi and txn.body.failed) or txn.type == ERROR:
+            stats.failed_txns += 1
+
+    def _apply(self, txn: Txn) -> list[Step]:
+        """The steps of one txn, applied to the states in order (a multi's ops see each other). Ops on a
+        znode neither kept nor touched in the window (before it opens) are no one's business: skipped."""
+        body = txn.body
+        kind = type(body)
+        if kind is Multi:
+            if body.failed:
+                return []
+            steps = []
+            for _, op in body.ops:
+                step = self._op(txn, op)
+                if step is not None:
+                    steps.append(step)
+            return steps
+        if kind is CloseSession:
+            return self._close(txn, body)
+        step = self._op(txn, body)
+        return [] if step is None else [step]
+
+    def _op(self, txn: Txn, op: Any) -> Step | None:
+        kind = type(op)
+        if kind is not SetData and kind is not Create and kind is not Delete and kind is not SetAcl:
+            return None  # a check, a session's create, a failed txn: nothing changed
+        path = op.path
+        if path not in self._touched and path not in self.states and not self._context(path):
+            return None
+        if kind is SetData:
+            return self._set(txn, op)
+        if kind is Create:
+            return self._create(txn, op)
+        if kind is Delete:
+            return self._delete(txn, path, "deleted")
+        return self._acl(txn, op)
+
+    def _set(self, txn: Txn, op: SetData) -> Step:
+        path = op.path
+        before = self.states.get(path)
+        zxid = txn.zxid
+        if before is not None:
+            known = before.mzxid < zxid
+            after = NodeState(
+                None if self.light(path) else op.data,
+                before.czxid,
+                zxid,
+                before.ctime,
+                txn.time_ms,
+                op.version,
+                before.aversion,
+                before.owner,
+            )
+        else:
+            known = False
+            after = NodeState(None if self.light(path) else op.data, 0, zxid, 0, txn.time_ms, op.version, 0, 0)
+        self.states[path] = after
+        return Step(txn, "set", path, before, after, known, "")
+
+    def _create(self, txn: Txn, op: Create) -> Step:
+        path = op.path
+        zxid, time_ms = txn.zxid, txn.time_ms
+        owner = txn.session if op.kind == "ephemeral" else 0
+        after = NodeState(None if self.light(path) else op.data, zxid, zxid, time_ms, time_ms, 0, 0, owner)
+        self.states[path] = after
+        if owner and owner in self._closing:
+            self._closing[owner].add(path)
+        return Step(txn, "create", path, None, after, True, "")  # a logged create succeeded: it was absent
+
+    def _delete(self, txn: Txn, path: str, how: str) -> Step:
+        before = self.states.pop(path, None)
+        known = before is not None and before.mzxid < txn.zxid
+        if before is not None and before.owner in self._closing:
+            self._closing[before.owner].discard(path)
+        return Step(txn, "delete", path, before, None, known, how)
+
+    def _acl(self, txn: Txn, op: SetAcl) -> Step:
+        path = op.path
+        before = self.states.get(path)
+        after = None
+        if before is not None:
+            after = NodeState(
+                before.data,
+                before.czxid,
+                before.mzxid,
+                before.ctime,
+                before.mtime,
+                before.version,
+                op.version,
+                before.owner,
+            )
+            after.decoded = before.decoded
+            self.states[path] = after
+        return Step(txn, "acl", path, before, after, before is not None, "")
+
+    def _close(self, txn: Txn, body: CloseSession) -> list[Step]:
+        """A session's end deletes its ephemerals: the paths the txn lists (3.6+), else the ones it owns.
+        ZooKeeperServer.expire (and close(sessionId) for a session the server ends) submits the
+        closeSession with cxid 0; a client's own close carries its xid, which the Java client
+        (ClientCnxn.getXid) and kazoo start at 1 and never set to 0."""
+        how = "expired" if txn.cxid == 0 else "closed"
+        if body.paths is not None:
+            paths = [p for p in body.paths if p != "/"]
+        else:  # every ephemeral of a session that closes so is indexed (pass 2 and the creates since)
+            paths = sorted(self._closing.pop(txn.session, ()))
+        return [self._delete(txn, path, how) for path in paths]
