@@ -49,7 +49,7 @@ def dumper_classpath() -> str:
     """The ZooKeeper jars the tests use (inside pyspark), and the commons-cli jar TxnLogToolkit needs."""
     import glob
 
-    from zkstorm.zkserver import zookeeper_classpath
+    from zkstorm.sandbox.server import zookeeper_classpath
 
     classpath = zookeeper_classpath()
     jars = Path(classpath.split(os.pathsep)[0]).parent
@@ -63,9 +63,9 @@ def prepare(base: Path, scale: int, txns: int) -> dict[str, Any]:
     """A server's data directory after a busy stretch (see the module docstring); the server is stopped."""
     from kazoo.client import KazooClient
 
-    from zkstorm.sandbox import SEED_SESSION_MS, seed
-    from zkstorm.synth import cluster
-    from zkstorm.zkserver import ZkServer
+    from zkstorm.sandbox.seed import SEED_SESSION_MS, seed
+    from zkstorm.sandbox.server import ZkServer
+    from zkstorm.sandbox.synth import cluster
 
     config = {"maxSessionTimeout": str(SEED_SESSION_MS), "snapCount": "100000"}
     server = ZkServer(base, heap="2g", extra_config=config).start()
@@ -146,7 +146,7 @@ def count_txns(logs: list[Path]) -> int:
 
 def dump_with_zookeeper(classpath: str, logs: list[Path]) -> float:
     """Wall seconds of ZooKeeper's TxnLogToolkit dumping every log (a JVM per file), to /dev/null."""
-    from zkstorm.zkserver import java_executable
+    from zkstorm.sandbox.server import java_executable
 
     started = time.perf_counter()
     for path in logs:

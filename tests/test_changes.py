@@ -18,16 +18,16 @@ from typing import Any
 
 import pytest
 from kazoo.client import KazooClient
-from zkstorm.collect import decode_node
-from zkstorm.encode import kafka_json, storm_gzip
-from zkstorm.synth import SeedNode, cluster
-from zkstorm.zkserver import ZkServer
 
 from tests.fixtures import FIXTURES, zkfiles_expected
 from tests.test_cli import run
 from zkstorm.errors import ExitCode
 from zkstorm.layout import Roots
+from zkstorm.model.walk import decode_node
 from zkstorm.records import StormComponent, StormExecutor, StormTopology
+from zkstorm.sandbox.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.server import ZkServer
+from zkstorm.sandbox.synth import SeedNode, cluster
 from zkstorm.sources.base import RawNode, Stat
 from zkstorm.sources.files.snapfile import name_zxid
 from zkstorm.sources.files.txnlog import LogFile
@@ -523,7 +523,7 @@ def test_at_before_the_logs_and_with_at_zxid_are_refused(incident: Incident) -> 
 
 def test_the_library_reads_what_the_command_shows(incident: Incident) -> None:
     import zkstorm
-    from zkstorm.changes import ChangeFilter
+    from zkstorm.model import ChangeFilter
     from zkstorm.output import json_bytes
 
     cluster = zkstorm.from_files(str(incident.data), kafka_root="/kafka")
@@ -603,7 +603,8 @@ def test_csv_is_one_line_per_change_or_the_kinds_own_columns(incident: Incident)
 
 def test_out_writes_a_table_per_kind_with_the_snapshots_conventions(incident: Incident, tmp_path: Path) -> None:
     import pyarrow.dataset as ds
-    from zkstorm.snapshot import list_manifests, open_filesystem
+
+    from zkstorm.export.parquet import list_manifests, open_filesystem
 
     out = tmp_path / "changes"
     window = ("--since", hex(incident.since), "--until", hex(incident.until), "--stale-after", "1h")
@@ -832,8 +833,7 @@ def test_reading_changes_holds_the_states_it_needs_not_the_tree_nor_the_txns(inc
 
 
 def test_readme_documents_the_change_kinds_columns() -> None:
-    from zkstorm.snapshot import schema_markdown, table_name
-
+    from zkstorm.export.parquet import schema_markdown, table_name
     from zkstorm.records import CHANGE_TYPES
 
     readme = (Path(__file__).parents[1] / "README.md").read_text()
