@@ -162,3 +162,92 @@ def huge_reply_server() -> Iterator[HugeReplyServer]:
     server = HugeReplyServer()
     yield server
     server.close()
+
+
+# --- a real S3-protocol server -------------------------------------------------------------------------
+
+S3_ACCESS_KEY, S3_SECRET_KEY = "zkstorm-test-key", "s3-secret-Xq7vT2pLw9"  # moto's, on loopback only
+
+
+class S3Server:
+    """moto's S3 server (its WSGI application under werkzeug, as ``moto_server`` runs it) on a free
+    loopback port, in a thread of the test process. ``hold`` can stall the requests whose method and key
+    match, as a hung endpoint does, until the test lets them go: the server stays real, it only waits."""
+
+    def __init__(self) -> None:
+        import logging
+
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+        from werkzeug.serving import make_server
+
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
+        self._app = DomainDispatcherApplication(create_backend_app)
+        self._holds: list[tuple[str, re.Pattern[str], threading.Event, threading.Event]] = []
+        self.server = make_server("127.0.0.1", 0, self._gated, threaded=True, request_handler=MotoRequestHandler)
+        self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.env = {
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ACCESS_KEY_ID": S3_ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": S3_SECRET_KEY,
+            "AWS_REGION": "us-east-1",
+            "AWS_EC2_METADATA_DISABLED": "true",  # no instance-metadata lookups off this machine
+        }
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def _gated(self, environ: dict[str, Any], start_response: Any) -> Any:
+        for method, key, reached, release in list(self._holds):
+            if environ["REQUEST_METHOD"] == method and key.search(environ.get("PATH_INFO", "")):
+                reached.set()
+                release.wait(120)
+        return self._app(environ, start_response)
+
+    @contextlib.contextmanager
+    def hold(self, method: str, key: str) -> Iterator[threading.Event]:
+        """Stall every ``method`` request whose path matches ``key`` until the block ends; the event yielded
+        is set once one arrived."""
+        entry = (method, re.compile(key), threading.Event(), threading.Event())
+        self._holds.append(entry)
+        try:
+            yield entry[2]
+        finally:
+            self._holds.remove(entry)
+            entry[3].set()
+
+    def client(self) -> Any:
+        import boto3
+
+        return boto3.client(
+            "s3",
+            endpoint_url=self.endpoint,
+            aws_access_key_id=S3_ACCESS_KEY,
+            aws_secret_access_key=S3_SECRET_KEY,
+            region_name="us-east-1",
+        )
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self._thread.join(10)
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+_buckets = itertools.count()
+
+
+@pytest.fixture
+def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[S3Server, str]]:
+    """A fresh bucket on the suite's S3 server, and its endpoint and credentials in the standard AWS
+    environment variables (for this process and the CLI processes it starts)."""
+    for name, value in s3_server.env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = f"zkstorm-{next(_buckets)}"
+    s3_server.client().create_bucket(Bucket=bucket)
+    yield s3_server, bucket

@@ -20,6 +20,7 @@ from typing import Any
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Window
+from zkstorm.jobs.objectstore import Staging
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.snapshots import SnapshotSet, snapshot_frame
 from zkstorm.jobs.store import HistoryStore
@@ -90,13 +91,26 @@ def run_history(
     With ``out`` the facts of each snapshot are kept there (``jobs/store.py``), and a later run reads
     only the snapshots committed since (incremental); ``full``, ``since``/``until``, a store of another
     version or a new snapshot older than the newest kept one make it a full rebuild. ``progress`` hears
-    one stage per step."""
+    one stage per step.
+
+    A location Spark cannot open (``s3://`` without an S3 connector) is read and written through pyarrow
+    and a local staging folder (``objectstore.Staging``), removed at the end."""
+    with Staging(spark) as staging:
+        progress.stage("reading the manifests")
+        selected = SnapshotSet(spark, snapshots, since=since, until=until, staging=staging)
+        result = _run(spark, selected, staging.out(out) if out else None, html, full=full, progress=progress)
+        staging.publish()
+    return result
+
+
+def _run(
+    spark: Any, selected: SnapshotSet, out: str | None, html: str | None, *, full: bool, progress: Progress
+) -> HistoryResult:
     from pyspark.sql.functions import broadcast
 
-    progress.stage("reading the manifests")
-    selected = SnapshotSet(spark, snapshots, since=since, until=until)
+    since_or_until = selected.since is not None or selected.until is not None
     store = HistoryStore(spark, out) if out else None
-    kept, mode = _kept(store, selected, full=full, window=since is not None or until is not None)
+    kept, mode = _kept(store, selected, full=full, window=since_or_until)
     kept_ids = {s[1] for s in kept}
     new = [r for r in selected.snapshots if r.snapshot_id not in kept_ids]
     every = kept + [(r.cluster, r.snapshot_id, r.snapshot_time) for r in new]
