@@ -182,7 +182,7 @@ class S3Server:
 
         logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
         self._app = DomainDispatcherApplication(create_backend_app)
-        self._holds: list[tuple[str, re.Pattern[str], threading.Event, threading.Event]] = []
+        self._holds: list[tuple[re.Pattern[str], threading.Event, threading.Event]] = []
         self.server = make_server("127.0.0.1", 0, self._gated, threaded=True, request_handler=MotoRequestHandler)
         self.endpoint = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.env = {
@@ -196,23 +196,24 @@ class S3Server:
         self._thread.start()
 
     def _gated(self, environ: dict[str, Any], start_response: Any) -> Any:
-        for method, key, reached, release in list(self._holds):
-            if environ["REQUEST_METHOD"] == method and key.search(environ.get("PATH_INFO", "")):
+        request = f"{environ['REQUEST_METHOD']} {environ.get('PATH_INFO', '')}"
+        for pattern, reached, release in list(self._holds):
+            if pattern.search(request):
                 reached.set()
                 release.wait(120)
         return self._app(environ, start_response)
 
     @contextlib.contextmanager
-    def hold(self, method: str, key: str) -> Iterator[threading.Event]:
-        """Stall every ``method`` request whose path matches ``key`` until the block ends; the event yielded
-        is set once one arrived."""
-        entry = (method, re.compile(key), threading.Event(), threading.Event())
+    def hold(self, request: str) -> Iterator[threading.Event]:
+        """Stall every request whose ``METHOD /bucket/key`` matches the pattern ``request`` until the block
+        ends; the event yielded is set once one arrived."""
+        entry = (re.compile(request), threading.Event(), threading.Event())
         self._holds.append(entry)
         try:
-            yield entry[2]
+            yield entry[1]
         finally:
             self._holds.remove(entry)
-            entry[3].set()
+            entry[2].set()
 
     def client(self) -> Any:
         import boto3

@@ -6,22 +6,26 @@ history job reads and writes the store through pyarrow: the same tables as a loc
 from __future__ import annotations
 
 import json
+import signal
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+import pytest
 from kazoo.client import KazooClient
 
-from tests.conftest import Chroot, S3Server, load_cluster
-from tests.faults import zkstorm
+from tests.conftest import S3_ACCESS_KEY, S3_SECRET_KEY, Chroot, S3Server, load_cluster
+from tests.faults import zkstorm, zkstorm_process
 from tests.test_cli import run
 
 
 def _objects(server: S3Server, bucket: str, prefix: str = "") -> list[str]:
     pages = server.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-    return sorted(item["Key"] for page in pages for item in page.get("Contents", []))
+    keys = (item["Key"] for page in pages for item in page.get("Contents", []))
+    return sorted(k for k in keys if not k.endswith("/"))  # not pyarrow's empty directory markers
 
 
 def _s3fs() -> pafs.FileSystem:
@@ -71,3 +75,82 @@ def test_snapshot_history_and_diff_round_trip_through_s3(
     assert again.exit_code == 0 and "incremental run, read 0" in again.stdout, again.stdout + again.stderr
     assert html.read_text().count('<figure class="chart"') > 0
     assert not list(Path(tempfile.gettempdir()).glob("zkstorm-history-*"))  # the staging folder is removed
+
+
+def _committed(server: S3Server, bucket: str, prefix: str) -> dict[str, Any]:
+    """What a reader of the manifests sees under ``prefix``: each manifest's bytes and the bytes of every
+    file it lists."""
+    client, state = server.client(), {}
+    for key in _objects(server, bucket, f"{prefix}/_manifests/"):
+        if key.rsplit("/", 1)[-1].startswith("."):
+            continue
+        body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        files = json.loads(body)["files"]
+        state[key] = (body, {f: client.get_object(Bucket=bucket, Key=f"{prefix}/{f}")["Body"].read() for f in files})
+    return state
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        pytest.param(r"^PUT /[^/]+/zk/\w+/snapshot_date=[\d-]+/part-A-\w+\.parquet$", id="at-a-table-rename"),
+        pytest.param(r" /[^/]+/zk/_manifests/\.A\.json\.tmp$", id="at-the-manifest"),
+    ],
+)
+def test_sigkill_mid_write_to_s3_keeps_the_committed_snapshot_and_the_next_run_completes(
+    writer: KazooClient, zk_root: Chroot, s3: tuple[S3Server, str], held: str
+) -> None:
+    """A same-day re-run to the bucket killed (SIGKILL) while the server holds one of its writes: a table's
+    copy to its final name (S3 has no rename: pyarrow copies, then deletes), or its manifest. The committed
+    snapshot reads exactly as before, and the next run takes over the dead run's lock (best effort on an
+    object store: a check, then a write), removes what it left and commits."""
+    server, bucket = s3
+    load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    args = ("--zk", zk_root.zk, "--kafka-root", "/kafka-prod", "snapshot", f"s3://{bucket}/zk", "--snapshot-id", "A")
+    assert zkstorm(*args).returncode == 0
+    before = _committed(server, bucket, "zk")
+    with server.hold(held) as reached:
+        victim = zkstorm_process(*args)
+        assert reached.wait(120), victim.communicate(timeout=30)
+        time.sleep(0.2)
+        assert victim.poll() is None, "the run should be held by the server"
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(30)
+    left = _objects(server, bucket, "zk/")
+    assert "zk/_lock" in left and _committed(server, bucket, "zk") == before
+    again = zkstorm(*args)
+    assert again.returncode == 0, again.stderr
+    assert "taking over the snapshot lock" in again.stderr and f"pid {victim.pid} of this host is gone" in again.stderr
+    (key,) = before
+    after = _committed(server, bucket, "zk")
+    manifest = json.loads(after[key][0])
+    assert after != before and not set(manifest["files"]) & set(before[key][1])
+    parts = [k for k in _objects(server, bucket, "zk/") if not k.startswith(("zk/_manifests/", "zk/_lock"))]
+    assert sorted(parts) == sorted(f"zk/{f}" for f in manifest["files"])  # nothing else: no temporary object
+    assert _objects(server, bucket, "zk/_manifests/") == [key]
+
+
+def test_credentials_come_from_the_environment_and_are_never_printed(
+    writer: KazooClient, zk_root: Chroot, s3: tuple[S3Server, str], tmp_path: Path
+) -> None:
+    """Every command that reaches the bucket, at -vv and on an error, prints neither the secret key nor the
+    access key id; no object written holds them."""
+    server, bucket = s3
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    snaps = f"s3://{bucket}/zk"
+    runs = [zkstorm("-vv", "--zk", zk_root.zk, "snapshot", snaps, "--snapshot-id", i) for i in ("a", "b")]
+    runs.append(zkstorm("-vv", "diff", snaps, "a", "b", "-f", "json"))
+    runs.append(zkstorm("-vv", "history", snaps, "--out", f"s3://{bucket}/hist", "--master", "local[1]", timeout=600))
+    assert [r.returncode for r in runs] == [0, 0, 0, 0], [r.stderr[-2000:] for r in runs]
+    assert "zkstorm: debug" in runs[0].stderr
+    missing = zkstorm("-vv", "--zk", zk_root.zk, "snapshot", "s3://no-such-bucket-zkstorm/zk")
+    assert missing.returncode == 1 and "no-such-bucket-zkstorm" in missing.stderr, missing.stderr
+    runs.append(missing)
+    for result in runs:
+        for secret in (S3_SECRET_KEY, S3_ACCESS_KEY):
+            assert secret not in result.stdout + result.stderr
+    client = server.client()
+    for key in _objects(server, bucket):
+        body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        assert S3_SECRET_KEY.encode() not in body and S3_ACCESS_KEY.encode() not in body, key
