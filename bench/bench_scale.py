@@ -1,0 +1,149 @@
+"""Scale benchmark: a Kafka cluster of 1,000,000 partitions (about 3.1M znodes) and one of 100,000 (about
+310,000), each with a Storm cluster of 200 topologies plus one of 500 executors (``scale_cluster.py``),
+loaded into a real ZooKeeper through a snapshot file.
+
+Each command runs cold, as a user runs it: a new ``python -m zkstorm.cli`` process, output to /dev/null,
+its wall time and peak RSS (``wait4``'s ``ru_maxrss``; CPU includes a reaped helper's) taken from outside:
+``snapshot``, ``tree / -f jsonl``, ``kafka health``, ``kafka partitions --offline``, ``storm components``
+of the 500-executor topology, and over the server's own data directory ``--from-files DIR tree / -f
+jsonl`` and ``--from-files DIR snapshot``. The sequential kazoo walk (get + get_children) over the first
+``--baseline-znodes`` znodes of the same tree gives the baseline rate, in the same run. Printed per
+size: µs per znode (linear time keeps it flat from one size to the other) and peak RSS; then, from the
+two sizes, what the views that hold the whole Kafka state (``kafka health``, ``kafka partitions``) add
+per partition.
+
+Usage: ``python -u bench/bench_scale.py [--partitions 100000,1000000] [--json FILE]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from benchlib import sequential_kazoo_walk, write_result
+from scale_cluster import BIG_TOPOLOGY, build, start_server
+
+STORM_SCALE = 50  # 200 topologies, and BIG_TOPOLOGY
+
+
+def run_cold(args: list[str]) -> dict[str, Any]:
+    """One ``zkstorm ARGS`` process: wall seconds, peak RSS (MiB) and CPU seconds; fails loudly."""
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "zkstorm.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    stderr = child.stderr.read() if child.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 6):  # 6: kafka health --check would; plain views exit 0
+        raise SystemExit(f"zkstorm {' '.join(args)} exited {code}: {stderr[-2000:]}")
+    return {
+        "seconds": round(seconds, 2),
+        "peak_rss_mib": round(usage.ru_maxrss / 1024),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+    }
+
+
+def commands(connect: str, files: Path, out: Path) -> dict[str, list[str]]:
+    live = ["--zk", connect, "--kafka-root", "/kafka"]
+    return {
+        "snapshot": [*live, "snapshot", str(out / "live"), "--cluster", "scale"],
+        "tree -f jsonl": [*live, "tree", "/", "-f", "jsonl"],
+        "kafka health": [*live, "kafka", "health"],
+        "kafka partitions --offline": [*live, "kafka", "partitions", "--offline"],
+        "storm components": [*live, "storm", "components", BIG_TOPOLOGY[0]],
+        "--from-files tree -f jsonl": ["--from-files", str(files), "tree", "/", "-f", "jsonl"],
+        "--from-files snapshot": [
+            "--from-files",
+            str(files),
+            "--kafka-root",
+            "/kafka",
+            "snapshot",
+            str(out / "files"),
+            "--cluster",
+            "scale",
+        ],
+    }
+
+
+def one_size(partitions: int, baseline_znodes: int, heap: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="zkstorm-scale-") as state:
+        base = Path(state)
+        znodes, build_secs = build(base / "server", partitions, STORM_SCALE)
+        print(f"{partitions:,} partitions: {znodes:,} znodes written in {build_secs:.1f}s", flush=True)
+        started = time.perf_counter()
+        server = start_server(base / "server", heap=heap)
+        try:
+            load_secs = time.perf_counter() - started
+            version2 = base / "server" / "data" / "version-2"
+            deadline = time.monotonic() + 600
+            while len(list(version2.glob("snapshot.*"))) < 2 and time.monotonic() < deadline:
+                time.sleep(1)  # the server's own snapshot, written as it starts leading
+            files = base / "files"
+            shutil.copytree(version2, files / "version-2")
+            for old in sorted(files.glob("version-2/snapshot.*"))[:-1]:
+                old.unlink()  # ours: --from-files reads what ZooKeeper wrote
+            print(f"  ZooKeeper loaded it and is leading after {load_secs:.1f}s", flush=True)
+            base_count, base_secs = sequential_kazoo_walk(server.connect_string, baseline_znodes)
+            baseline_us = base_secs / base_count * 1e6
+            print(f"  sequential kazoo walk: {baseline_us:.0f} µs/znode over its first {base_count:,}", flush=True)
+            results: dict[str, Any] = {}
+            for name, args in commands(server.connect_string, files, base / "out").items():
+                result = run_cold(args)
+                result["us_per_znode"] = round(result["seconds"] / znodes * 1e6, 2)
+                result["vs_sequential"] = round(baseline_us / result["us_per_znode"], 1)
+                results[name] = result
+                print(
+                    f"  {name:<28} {result['seconds']:8.1f}s  {result['us_per_znode']:6.1f} µs/znode "
+                    f"({result['vs_sequential']:5.1f}x sequential)  peak RSS {result['peak_rss_mib']:>5} MiB  "
+                    f"CPU {result['cpu_seconds']:.0f}s",
+                    flush=True,
+                )
+        finally:
+            server.stop()
+    return {
+        "partitions": partitions,
+        "znodes": znodes,
+        "load_seconds": round(load_secs, 1),
+        "sequential_us_per_znode": round(baseline_us, 1),
+        "commands": results,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--partitions", default="100000,1000000", help="Kafka partitions per size")
+    parser.add_argument("--baseline-znodes", type=int, default=15_000)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    sizes = []
+    for partitions in (int(p) for p in args.partitions.split(",")):
+        sizes.append(one_size(partitions, args.baseline_znodes, heap="6g" if partitions > 300_000 else "2g"))
+    if len(sizes) >= 2:
+        small, large = sizes[0], sizes[-1]
+        growth = large["znodes"] / small["znodes"]
+        print(f"from {small['znodes']:,} to {large['znodes']:,} znodes ({growth:.1f}x):")
+        for name in large["commands"]:
+            a, b = small["commands"][name], large["commands"][name]
+            added = (b["peak_rss_mib"] - a["peak_rss_mib"]) * 1024 * 1024
+            per_partition = added / (large["partitions"] - small["partitions"])
+            print(
+                f"  {name:<28} time {b['seconds'] / a['seconds']:5.1f}x  µs/znode {a['us_per_znode']:.1f} -> "
+                f"{b['us_per_znode']:.1f}  peak RSS {a['peak_rss_mib']} -> {b['peak_rss_mib']} MiB "
+                f"({per_partition:,.0f} bytes per added partition)"
+            )
+    write_result(args.json, sizes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
