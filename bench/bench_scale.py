@@ -84,14 +84,12 @@ def one_size(partitions: int, baseline_znodes: int, heap: str) -> dict[str, Any]
         server = start_server(base / "server", heap=heap)
         try:
             load_secs = time.perf_counter() - started
-            version2 = base / "server" / "data" / "version-2"
-            deadline = time.monotonic() + 600
-            while len(list(version2.glob("snapshot.*"))) < 2 and time.monotonic() < deadline:
-                time.sleep(1)  # the server's own snapshot, written as it starts leading
+            # the server's own snapshot, written as it starts leading (under the same name as ours: the
+            # zxid is the same), is what --from-files reads: a data directory ZooKeeper wrote itself
+            while "Snapshot taken in" not in server.log_path.read_text(errors="replace"):
+                time.sleep(0.5)
             files = base / "files"
-            shutil.copytree(version2, files / "version-2")
-            for old in sorted(files.glob("version-2/snapshot.*"))[:-1]:
-                old.unlink()  # ours: --from-files reads what ZooKeeper wrote
+            shutil.copytree(base / "server" / "data" / "version-2", files / "version-2")
             print(f"  ZooKeeper loaded it and is leading after {load_secs:.1f}s", flush=True)
             base_count, base_secs = sequential_kazoo_walk(server.connect_string, baseline_znodes)
             baseline_us = base_secs / base_count * 1e6
