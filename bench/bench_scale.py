@@ -3,7 +3,8 @@
 loaded into a real ZooKeeper through a snapshot file.
 
 Each command runs cold, as a user runs it: a new ``python -m zkstorm.cli`` process, output to /dev/null,
-its wall time and peak RSS (``wait4``'s ``ru_maxrss``; CPU includes a reaped helper's) taken from outside:
+its wall time, peak RSS and CPU (``wait4``'s, from a small launcher process; a reaped helper's CPU
+included) taken from outside:
 ``snapshot``, ``tree / -f jsonl``, ``kafka health``, ``kafka partitions --offline``, ``storm components``
 of the 500-executor topology, and over the server's own data directory ``--from-files DIR tree / -f
 jsonl`` and ``--from-files DIR snapshot``. The sequential kazoo walk (get + get_children) over the first
@@ -18,7 +19,6 @@ Usage: ``python -u bench/bench_scale.py [--partitions 100000,1000000] [--json FI
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import subprocess
 import sys
@@ -34,22 +34,41 @@ from scale_cluster import BIG_TOPOLOGY, build, start_server
 STORM_SCALE = 50  # 200 topologies, and BIG_TOPOLOGY
 
 
+# A child's ru_maxrss starts from its parent's RSS at the fork (Linux keeps the larger high-water mark
+# across fork and exec), and this process held the generated tree: each command is started by a small
+# launcher process of its own, whose wait4 gives the command's own peak (its floor is the launcher's
+# ~10 MiB, not this process's hundreds).
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
+"""
+
+
 def run_cold(args: list[str]) -> dict[str, Any]:
-    """One ``zkstorm ARGS`` process: wall seconds, peak RSS (MiB) and CPU seconds; fails loudly."""
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "zkstorm.cli", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    stderr = child.stderr.read() if child.stderr else ""
-    code = os.waitstatus_to_exitcode(status)
-    if code not in (0, 6):  # 6: kafka health --check would; plain views exit 0
-        raise SystemExit(f"zkstorm {' '.join(args)} exited {code}: {stderr[-2000:]}")
+    """One ``zkstorm ARGS`` process, stdout to /dev/null: wall seconds, peak RSS (MiB) and CPU seconds (a
+    reaped helper process's included); fails loudly."""
+    with tempfile.NamedTemporaryFile("r", suffix=".rusage") as report:
+        started = time.perf_counter()
+        launcher = subprocess.run(
+            [sys.executable, "-S", "-c", _LAUNCHER, report.name, sys.executable, "-m", "zkstorm.cli", *args],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        seconds = time.perf_counter() - started
+        code, maxrss_kib, cpu = report.read().split()
+    if launcher.returncode != 0 or int(code) != 0:
+        raise SystemExit(f"zkstorm {' '.join(args)} exited {code}: {launcher.stderr[-2000:]}")
     return {
         "seconds": round(seconds, 2),
-        "peak_rss_mib": round(usage.ru_maxrss / 1024),
-        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "peak_rss_mib": round(int(maxrss_kib) / 1024),
+        "cpu_seconds": round(float(cpu), 2),
     }
 
 

@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from zkstorm.encode import kafka_json  # noqa: E402
-from zkstorm.synth import DIR, SeedNode, storm_cluster  # noqa: E402
+from zkstorm.synth import SeedNode, storm_cluster  # noqa: E402
 
 BROKERS = 60
 DEAD = (7, 44)  # registered nowhere, still in replica lists
@@ -83,7 +83,9 @@ def kafka_nodes(partitions: int, *, now: int, root: str = "/kafka", seed: int = 
     yield SeedNode(f"{root}/controller", kafka_json(controller), ephemeral=True)
     yield SeedNode(f"{root}/controller_epoch", b"42")
     yield SeedNode(f"{root}/cluster/id", kafka_json({"version": "1", "id": "c2NhbGUtY2x1c3Rlci0wMQ"}))
-    yield SeedNode(f"{root}/config/brokers/<default>", kafka_json({"version": 1, "config": {"min.insync.replicas": "2"}}))
+    yield SeedNode(
+        f"{root}/config/brokers/<default>", kafka_json({"version": 1, "config": {"min.insync.replicas": "2"}})
+    )
 
     topics: list[tuple[str, int]] = []
     left, n = partitions, 0

@@ -172,7 +172,9 @@ def storm_cluster(
     for t, (name, status, workers, components) in enumerate(extra):
         launched = now - rng.randint(2, 40) * 3600
         topo = f"{name}-{scale * len(_TOPOLOGIES) + t + 1}-{launched}"
-        yield from _storm_topology(rng, root, topo, name, status, workers, components, launched, now, slots, nimbus_hosts)
+        yield from _storm_topology(
+            rng, root, topo, name, status, workers, components, launched, now, slots, nimbus_hosts
+        )
 
     for s in supervisors:
         info = {
