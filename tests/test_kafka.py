@@ -8,6 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
@@ -785,3 +787,31 @@ def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
     config = _kafka("/config/topics/orders", '{"config":{"retention.ms":"1000"}}')
     assert [(c.key, c.value) for c in _of(config, KafkaConfig)] == [("retention.ms", "1000")]
     assert not _of(config, DecodeFailure)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),
+            st.sampled_from(["a", "b", "t.1"]),
+            st.one_of(st.integers(-3, 40), st.integers(1000, 5000)),
+            st.integers(0, 9),
+        ),
+        max_size=60,
+    )
+)
+def test_partition_states_behave_as_a_dict_of_the_pair(ops: list[tuple[bool, str, int, int]]) -> None:
+    """``PartitionStates`` (one list per topic, for memory) against a plain dict, on any sequence of sets
+    and deletes, negative and far-off partition numbers included."""
+    from zkstorm.health import PartitionStates
+
+    states, plain = PartitionStates(), {}
+    for delete, topic, partition, value in ops:
+        if delete and (topic, partition) in plain:
+            del states[(topic, partition)], plain[(topic, partition)]
+        elif not delete:
+            states[(topic, partition)] = plain[(topic, partition)] = value  # type: ignore[assignment]
+        assert len(states) == len(plain) and dict(states) == plain
+    for topic, partition in [(t, p) for t in ("a", "b", "t.1", "z") for p in (-3, 0, 7, 40, 41, 4999)]:
+        assert states.get((topic, partition)) == plain.get((topic, partition))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,60 @@ ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible i
 RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
 
 
+class PartitionStates(MutableMapping[tuple[str, int], KafkaPartitionState]):
+    """Partition states by (topic, partition), held as one list per topic indexed by partition: a dict
+    keyed by the pair cost a key tuple and a slot per partition (108 bytes, a third of what the views and
+    the snapshot hold per partition of a million). A partition number off the list (negative, or far past
+    the topic's others) goes into a plain dict instead."""
+
+    def __init__(self, states: dict[tuple[str, int], KafkaPartitionState] | None = None) -> None:
+        self._topics: dict[str, list[KafkaPartitionState | None]] = {}
+        self._other: dict[tuple[str, int], KafkaPartitionState] = {}
+        self._count = 0
+        for key, value in (states or {}).items():
+            self[key] = value
+
+    def __getitem__(self, key: tuple[str, int]) -> KafkaPartitionState:
+        topic, partition = key
+        row = self._topics.get(topic)
+        if row is not None and 0 <= partition < len(row):
+            found = row[partition]
+            if found is not None:
+                return found
+        return self._other[key]
+
+    def __setitem__(self, key: tuple[str, int], value: KafkaPartitionState) -> None:
+        topic, partition = key
+        row = self._topics.get(topic)
+        if row is None:
+            row = self._topics[topic] = []
+        if 0 <= partition <= len(row) + 1024:
+            if partition >= len(row):
+                row.extend([None] * (partition + 1 - len(row)))
+            self._count += row[partition] is None
+            row[partition] = value
+        else:
+            self._count += key not in self._other
+            self._other[key] = value
+
+    def __delitem__(self, key: tuple[str, int]) -> None:
+        topic, partition = key
+        row = self._topics.get(topic)
+        if row is not None and 0 <= partition < len(row) and row[partition] is not None:
+            row[partition] = None
+        else:
+            del self._other[key]
+        self._count -= 1
+
+    def __iter__(self) -> Iterator[tuple[str, int]]:
+        for topic, row in self._topics.items():
+            yield from ((topic, p) for p, value in enumerate(row) if value is not None)
+        yield from self._other
+
+    def __len__(self) -> int:
+        return self._count
+
+
 @dataclass
 class KafkaState:
     """Everything one walk of a Kafka root produced, sorted by kind, for the health rules."""
@@ -41,7 +95,7 @@ class KafkaState:
     brokers: list[KafkaBroker] = field(default_factory=list)
     registered: set[int] = field(default_factory=set)  # children of brokers/ids, decodable or not
     assignments: list[KafkaReplicaAssignment] = field(default_factory=list)
-    states: dict[tuple[str, int], KafkaPartitionState] = field(default_factory=dict)
+    states: MutableMapping[tuple[str, int], KafkaPartitionState] = field(default_factory=PartitionStates)
     unreadable_states: dict[tuple[str, int], str] = field(default_factory=dict)
     configs: list[KafkaConfig] = field(default_factory=list)
     deletions: dict[str, KafkaTopicDeletion] = field(default_factory=dict)
