@@ -107,8 +107,8 @@ def open_filesystem(out: str) -> tuple[pafs.FileSystem, str]:
 
     ``s3://`` takes its credentials from the standard AWS environment variables (pyarrow reads them, and
     nothing of them reaches an output or a log); its endpoint from ``AWS_ENDPOINT_URL_S3`` or
-    ``AWS_ENDPOINT_URL`` (for MinIO, Ceph, a test server), read here because pyarrow before 26 ignores
-    them and would send the requests to AWS (apache/arrow issue 49643)."""
+    ``AWS_ENDPOINT_URL`` (for MinIO, Ceph, a test server), read here because pyarrow 23 ignores them and
+    sends the requests to AWS (apache/arrow issue 49643; 26 reads them)."""
     if "://" not in out:
         return pafs.LocalFileSystem(), os.path.abspath(out)
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
