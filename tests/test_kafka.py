@@ -815,3 +815,28 @@ def test_partition_states_behave_as_a_dict_of_the_pair(ops: list[tuple[bool, str
         assert len(states) == len(plain) and dict(states) == plain
     for topic, partition in [(t, p) for t in ("a", "b", "t.1", "z") for p in (-3, 0, 7, 40, 41, 4999)]:
         assert states.get((topic, partition)) == plain.get((topic, partition))
+
+
+def test_partitions_of_a_topic_share_its_name_and_equal_broker_lists() -> None:
+    """What every partition record holds once per distinct value (``decode.kafka.shared_ids``, interned
+    topic names): a million partitions held by ``health`` cost a pointer each for them, not a copy."""
+    topic = b'{"version":1,"partitions":{"0":[1,2,3],"1":[1,2,3],"2":[2,3,1]}}'
+    state = b'{"controller_epoch":4,"leader":1,"version":1,"leader_epoch":2,"isr":[1,2]}'
+    assignments = [r for r in _kafka("/brokers/topics/orders", topic) if isinstance(r, KafkaReplicaAssignment)]
+    states = [_kafka(f"/brokers/topics/orders/partitions/{p}/state", state)[0] for p in (0, 1, 2)]
+    assert assignments[0].replicas is assignments[1].replicas and assignments[2].replicas == (2, 3, 1)
+    assert states[0].isr is states[1].isr is states[2].isr
+    assert states[0].topic is states[2].topic is assignments[0].topic
+
+
+def test_views_that_judge_partitions_leave_old_consumer_offsets_out(writer: KazooClient, zk_root: Chroot) -> None:
+    """Old consumer groups commit an offset znode per partition they read: ``partitions`` and ``health``
+    do not hold them; the consumer views walk again to read them."""
+    import zkstorm
+
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    with zkstorm.connect(zk_root.zk, kafka_root="/") as cluster:
+        assert cluster.kafka.partitions() and cluster.kafka.health()
+        assert cluster.kafka.state().other == []
+        offsets = cluster.kafka.consumer_offsets()
+        assert offsets and cluster.kafka.state().other  # kept since
