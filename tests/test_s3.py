@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 from kazoo.client import KazooClient
 
-from tests.conftest import S3_ACCESS_KEY, S3_SECRET_KEY, Chroot, S3Server, load_cluster
+from tests.conftest import Chroot, load_cluster
 from tests.faults import zkstorm, zkstorm_process
+from tests.s3server import S3_ACCESS_KEY, S3_SECRET_KEY, S3Server
 from tests.test_cli import run
 
 
