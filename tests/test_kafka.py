@@ -840,3 +840,35 @@ def test_views_that_judge_partitions_leave_old_consumer_offsets_out(writer: Kazo
         assert cluster.kafka.state().other == []
         offsets = cluster.kafka.consumer_offsets()
         assert offsets and cluster.kafka.state().other  # kept since
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "t.1"]),
+            st.integers(-1, 6),
+            st.sampled_from([(1, 2, 3), (2, 3), (4,)]),
+            st.sampled_from([(), (4,)]),
+            st.sampled_from(["/", "/kafka"]),
+        ),
+        max_size=40,
+    )
+)
+def test_replica_assignments_give_back_every_record_in_partition_order(
+    rows: list[tuple[str, int, tuple[int, ...], tuple[int, ...], str]],
+) -> None:
+    """``ReplicaAssignments`` (replica sets per topic, for memory) gives back exactly the records appended,
+    sorted by topic and partition, whatever their order, roots and reassignments."""
+    from zkstorm.health import ReplicaAssignments
+
+    records = [
+        KafkaReplicaAssignment(
+            root=root, topic=topic, partition=p, replicas=replicas, adding_replicas=adding, removing_replicas=()
+        )
+        for topic, p, replicas, adding, root in rows
+    ]
+    kept = ReplicaAssignments(records)
+    assert len(kept) == len(records)
+    assert sorted(kept, key=repr) == sorted(records, key=repr)
+    assert [(a.topic, a.partition) for a in kept] == sorted((a.topic, a.partition) for a in records)
