@@ -789,32 +789,42 @@ def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
     assert not _of(config, DecodeFailure)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     st.lists(
         st.tuples(
             st.booleans(),
             st.sampled_from(["a", "b", "t.1"]),
             st.one_of(st.integers(-3, 40), st.integers(1000, 5000)),
-            st.integers(0, 9),
+            st.sampled_from(["/", "/kafka"]),
+            st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(-1, 300)),
+            st.sampled_from([(1, 2), (3,), ()]),
         ),
         max_size=60,
     )
 )
-def test_partition_states_behave_as_a_dict_of_the_pair(ops: list[tuple[bool, str, int, int]]) -> None:
-    """``PartitionStates`` (one list per topic, for memory) against a plain dict, on any sequence of sets
-    and deletes, negative and far-off partition numbers included."""
+def test_partition_states_behave_as_a_dict_of_the_pair(
+    ops: list[tuple[bool, str, int, str, int | None, tuple[int, ...]]],
+) -> None:
+    """``PartitionStates`` (packed per topic, for memory) against a plain dict, on any sequence of sets and
+    deletes: negative and far-off partition numbers, two roots, None and extreme numbers included."""
     from zkstorm.health import PartitionStates
 
     states, plain = PartitionStates(), {}
-    for delete, topic, partition, value in ops:
-        if delete and (topic, partition) in plain:
-            del states[(topic, partition)], plain[(topic, partition)]
+    for delete, topic, partition, root, number, isr in ops:
+        key = (topic, partition)
+        if delete and key in plain:
+            del states[key], plain[key]
         elif not delete:
-            states[(topic, partition)] = plain[(topic, partition)] = value  # type: ignore[assignment]
+            value = KafkaPartitionState(
+                root=root, topic=topic, partition=partition, leader=number if number is not None else -1,
+                leader_epoch=7, isr=isr, controller_epoch=3, version=number, leader_recovery_state=0,
+                zk_version=number,
+            )  # fmt: skip
+            states[key] = plain[key] = value
         assert len(states) == len(plain) and dict(states) == plain
-    for topic, partition in [(t, p) for t in ("a", "b", "t.1", "z") for p in (-3, 0, 7, 40, 41, 4999)]:
-        assert states.get((topic, partition)) == plain.get((topic, partition))
+    for key in [(t, p) for t in ("a", "b", "t.1", "z") for p in (-3, 0, 7, 40, 41, 4999)]:
+        assert states.get(key) == plain.get(key) and (key in states) == (key in plain)
 
 
 def test_partitions_of_a_topic_share_its_name_and_equal_broker_lists() -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,58 +34,108 @@ ASSUMED_MIN_ISR = 1  # Kafka's default; a server.properties value is invisible i
 RECOVERING = 1  # LeaderRecoveryState.RECOVERING (apache/kafka metadata/.../LeaderRecoveryState.java)
 
 
-class PartitionStates(MutableMapping[tuple[str, int], KafkaPartitionState]):
-    """Partition states by (topic, partition), held as one list per topic indexed by partition: a dict
-    keyed by the pair cost a key tuple and a slot per partition (108 bytes, a third of what the views and
-    the snapshot hold per partition of a million). A partition number off the list (negative, or far past
-    the topic's others) goes into a plain dict instead."""
+_NONE = -(1 << 63)  # an int field that is None (a state's ``version``, ``zk_version``)
+_ABSENT = _NONE + 1  # a partition of the topic with no state
+_PACKED = 6  # ints per partition: leader, leader_epoch, controller_epoch, version, leader_recovery_state, zk_version
 
-    def __init__(self, states: dict[tuple[str, int], KafkaPartitionState] | None = None) -> None:
-        self._topics: dict[str, list[KafkaPartitionState | None]] = {}
+
+class PartitionStates(MutableMapping[tuple[str, int], KafkaPartitionState]):
+    """Partition states by (topic, partition), packed per topic: each partition's six numbers in one
+    ``array`` of 64-bit ints and its ISR (a tuple shared with every partition of the same ISR,
+    ``decode.kafka.shared_ids``) in a list, the records made again when asked for. A dict of records
+    keyed by the pair cost 220 bytes a partition (a record, its key and slot); this costs 56, for the
+    million partitions the views and the snapshot hold. A state that does not fit (another root than
+    its topic's, a partition number negative or far past the others, a value that is not a state) is
+    kept whole beside them."""
+
+    def __init__(self, states: Mapping[tuple[str, int], KafkaPartitionState] | None = None) -> None:
+        self._topics: dict[str, tuple[str, array[int], list[tuple[int, ...] | None]]] = {}
         self._other: dict[tuple[str, int], KafkaPartitionState] = {}
         self._count = 0
         for key, value in (states or {}).items():
             self[key] = value
 
-    def __getitem__(self, key: tuple[str, int]) -> KafkaPartitionState:
+    def _packed(self, key: tuple[str, int]) -> tuple[str, array[int], list[Any], int] | None:
         topic, partition = key
-        row = self._topics.get(topic)
-        if row is not None and 0 <= partition < len(row):
-            found = row[partition]
-            if found is not None:
-                return found
-        return self._other[key]
+        held = self._topics.get(topic)
+        if held is None or not 0 <= partition < len(held[2]) or held[1][partition * _PACKED] == _ABSENT:
+            return None
+        return (*held, partition * _PACKED)
+
+    def __getitem__(self, key: tuple[str, int]) -> KafkaPartitionState:
+        found = self._packed(key)
+        if found is None:
+            return self._other[key]
+        root, ints, isrs, at = found
+        leader, leader_epoch, controller_epoch, version, recovery, zk_version = ints[at : at + _PACKED]
+        return KafkaPartitionState(
+            root=root,
+            topic=key[0],
+            partition=key[1],
+            leader=leader,
+            leader_epoch=leader_epoch,
+            isr=isrs[key[1]],
+            controller_epoch=controller_epoch,
+            version=None if version == _NONE else version,
+            leader_recovery_state=recovery,
+            zk_version=None if zk_version == _NONE else zk_version,
+        )
 
     def __setitem__(self, key: tuple[str, int], value: KafkaPartitionState) -> None:
+        if key in self:
+            del self[key]
+        self._count += 1
         topic, partition = key
-        row = self._topics.get(topic)
-        if row is None:
-            row = self._topics[topic] = []
-        if 0 <= partition <= len(row) + 1024:
-            if partition >= len(row):
-                row.extend([None] * (partition + 1 - len(row)))
-            self._count += row[partition] is None
-            row[partition] = value
-        else:
-            self._count += key not in self._other
+        held = self._topics.get(topic)
+        if type(value) is not KafkaPartitionState or value.topic != topic or value.partition != partition:
             self._other[key] = value
+            return
+        if held is None:
+            held = self._topics[topic] = (value.root, array("q"), [])
+        root, ints, isrs = held
+        numbers = (value.leader, value.leader_epoch, value.controller_epoch, value.version, value.leader_recovery_state)
+        nullable = (value.version, value.zk_version)  # the two read back as None
+        if (
+            root != value.root
+            or not 0 <= partition <= len(isrs) + 1024
+            or not all(_fits(n) and n is not None for n in numbers[:3] + numbers[4:])
+            or not all(_fits(n) for n in nullable)
+        ):
+            self._other[key] = value
+            return
+        if partition >= len(isrs):
+            ints.extend([_ABSENT] * (_PACKED * (partition + 1 - len(isrs))))
+            isrs.extend([None] * (partition + 1 - len(isrs)))
+        zk_version = value.zk_version
+        ints[partition * _PACKED : (partition + 1) * _PACKED] = array(
+            "q", [*(_NONE if n is None else n for n in numbers), _NONE if zk_version is None else zk_version]
+        )
+        isrs[partition] = value.isr
 
     def __delitem__(self, key: tuple[str, int]) -> None:
-        topic, partition = key
-        row = self._topics.get(topic)
-        if row is not None and 0 <= partition < len(row) and row[partition] is not None:
-            row[partition] = None
-        else:
+        found = self._packed(key)
+        if found is None:
             del self._other[key]
+        else:
+            _, ints, isrs, at = found
+            ints[at] = _ABSENT
+            isrs[key[1]] = None
         self._count -= 1
 
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and (self._packed(key) is not None or key in self._other)  # type: ignore[arg-type]
+
     def __iter__(self) -> Iterator[tuple[str, int]]:
-        for topic, row in self._topics.items():
-            yield from ((topic, p) for p, value in enumerate(row) if value is not None)
+        for topic, (_, ints, isrs) in self._topics.items():
+            yield from ((topic, p) for p in range(len(isrs)) if ints[p * _PACKED] != _ABSENT)
         yield from self._other
 
     def __len__(self) -> int:
         return self._count
+
+
+def _fits(number: int | None) -> bool:
+    return number is None or (type(number) is int and _ABSENT < number < 1 << 63)
 
 
 class ReplicaAssignments:
