@@ -20,6 +20,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from tests.fixtures import SERVER_NODES, manifest
+from tests.s3server import S3Server
 from zkstorm.sandbox.server import ZkServer
 
 SASL_USER, SASL_PASSWORD = "zkstorm", "sasl-s3cret"
@@ -167,3 +168,29 @@ def huge_reply_server() -> Iterator[HugeReplyServer]:
     server = HugeReplyServer()
     yield server
     server.close()
+
+
+# --- a real S3-protocol server (tests/s3server.py) ---------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[S3Server]:
+    server = S3Server()
+    yield server
+    server.stop()
+
+
+_buckets = itertools.count()
+
+
+@pytest.fixture
+def s3(s3_server: S3Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[S3Server, str]]:
+    """A fresh bucket on the suite's S3 server, and its endpoint and credentials in the standard AWS
+    environment variables (for this process and the CLI processes it starts)."""
+    for name, value in s3_server.env.items():
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_ENDPOINT_URL_S3", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    bucket = f"zkstorm-{next(_buckets)}"
+    s3_server.client().create_bucket(Bucket=bucket)
+    yield s3_server, bucket

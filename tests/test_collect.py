@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import cache
+from typing import Any
 
 import pytest
 
+from tests.conftest import load_cluster
 from tests.fixtures import KAFKA_FOLDERS, STORM_FOLDERS, manifest
 from zkstorm.decode.sniff import detect_encoding
 from zkstorm.layout import Roots
@@ -83,3 +86,47 @@ def test_a_decoded_payload_is_not_sniffed_and_its_encoding_is_the_sniffs(monkeyp
 
 
 STAT = Stat(5, 5, 1000, 2000, 3, 0, 0, 0, 0, 0, 5)
+
+
+def test_a_files_walk_finds_an_unnamed_chroot_as_it_reads_instead_of_holding_it_to_the_end(tmp_path: Any) -> None:
+    """A Kafka cluster under a chroot no flag names (/clusters/east), read from a real server's files: its
+    root is found from the first path under its ``brokers/ids`` or ``brokers/topics``, and its znodes are
+    decoded as they come. Held back until the walk ended, as they were, the znodes of a three-million-znode
+    cluster under such a chroot all waited in memory (``tree`` of 300,000 such znodes: 291 MiB, 59 after)."""
+    from kazoo.client import KazooClient
+
+    from zkstorm.layout import DEFAULT_ROOTS
+    from zkstorm.model.walk import decoded_walk
+    from zkstorm.sandbox.server import ZkServer
+    from zkstorm.sources.base import WalkStats
+    from zkstorm.sources.files.source import FileSource
+
+    server = ZkServer(tmp_path / "server").start()
+    try:
+        client = KazooClient(server.connect_string, timeout=30)
+        client.start(timeout=30)
+        client.ensure_path("/clusters/east")
+        load_cluster(client, "/clusters/east", "kafka", "cluster-08-root")
+        client.stop()
+        client.close()
+    finally:
+        server.stop()
+    stats = WalkStats()
+    seen, late, decoded = 0, [], 0
+    with FileSource([str(tmp_path / "server" / "data")]) as source:
+        for path, znode, records in decoded_walk(source, "/", roots=DEFAULT_ROOTS, stats=stats, discover=True):
+            if path.startswith("/clusters/east/") and znode is not None:
+                seen += 1
+                decoded += any(type(r).__name__ == "KafkaPartitionState" for r in records)
+                if stats.znodes == source_total(tmp_path):
+                    late.append(path)
+    assert decoded == sum(1 for n in manifest("kafka", "cluster-08-root") if n.path.endswith("/state"))
+    assert seen > 40 and len(late) <= 1, late
+
+
+@cache
+def source_total(tmp_path: Any) -> int:
+    from zkstorm.sources.files.source import FileSource
+
+    with FileSource([str(tmp_path / "server" / "data")]) as source:
+        return sum(1 for _ in source.walk("/"))

@@ -8,6 +8,8 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
@@ -814,3 +816,98 @@ def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
     config = _kafka("/config/topics/orders", '{"config":{"retention.ms":"1000"}}')
     assert [(c.key, c.value) for c in _of(config, KafkaConfig)] == [("retention.ms", "1000")]
     assert not _of(config, DecodeFailure)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.booleans(),
+            st.sampled_from(["a", "b", "t.1"]),
+            st.one_of(st.integers(-3, 40), st.integers(1000, 5000)),
+            st.sampled_from(["/", "/kafka"]),
+            st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(-1, 300)),
+            st.sampled_from([(1, 2), (3,), ()]),
+        ),
+        max_size=60,
+    )
+)
+def test_partition_states_behave_as_a_dict_of_the_pair(
+    ops: list[tuple[bool, str, int, str, int | None, tuple[int, ...]]],
+) -> None:
+    """``PartitionStates`` (packed per topic, for memory) against a plain dict, on any sequence of sets and
+    deletes: negative and far-off partition numbers, two roots, None and extreme numbers included."""
+    from zkstorm.model.kafka_state import PartitionStates
+
+    states, plain = PartitionStates(), {}
+    for delete, topic, partition, root, number, isr in ops:
+        key = (topic, partition)
+        if delete and key in plain:
+            del states[key], plain[key]
+        elif not delete:
+            value = KafkaPartitionState(
+                root=root, topic=topic, partition=partition, leader=number if number is not None else -1,
+                leader_epoch=7, isr=isr, controller_epoch=3, version=number, leader_recovery_state=0,
+                zk_version=number,
+            )  # fmt: skip
+            states[key] = plain[key] = value
+        assert len(states) == len(plain) and dict(states) == plain
+    for key in [(t, p) for t in ("a", "b", "t.1", "z") for p in (-3, 0, 7, 40, 41, 4999)]:
+        assert states.get(key) == plain.get(key) and (key in states) == (key in plain)
+
+
+def test_partitions_of_a_topic_share_its_name_and_equal_broker_lists() -> None:
+    """What every partition record holds once per distinct value (``decode.kafka.shared_ids``, interned
+    topic names): a million partitions held by ``health`` cost a pointer each for them, not a copy."""
+    topic = b'{"version":1,"partitions":{"0":[1,2,3],"1":[1,2,3],"2":[2,3,1]}}'
+    state = b'{"controller_epoch":4,"leader":1,"version":1,"leader_epoch":2,"isr":[1,2]}'
+    assignments = [r for r in _kafka("/brokers/topics/orders", topic) if isinstance(r, KafkaReplicaAssignment)]
+    states = [_kafka(f"/brokers/topics/orders/partitions/{p}/state", state)[0] for p in (0, 1, 2)]
+    assert assignments[0].replicas is assignments[1].replicas and assignments[2].replicas == (2, 3, 1)
+    assert states[0].isr is states[1].isr is states[2].isr
+    assert states[0].topic is states[2].topic is assignments[0].topic
+
+
+def test_views_that_judge_partitions_leave_old_consumer_offsets_out(writer: KazooClient, zk_root: Chroot) -> None:
+    """Old consumer groups commit an offset znode per partition they read: ``partitions`` and ``health``
+    do not hold them; the consumer views walk again to read them."""
+    import zkstorm
+
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    with zkstorm.connect(zk_root.zk, kafka_root="/") as cluster:
+        assert cluster.kafka.partitions() and cluster.kafka.health()
+        assert cluster.kafka.state().other == []
+        offsets = cluster.kafka.consumer_offsets()
+        assert offsets and cluster.kafka.state().other  # kept since
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "t.1"]),
+            st.integers(-1, 6),
+            st.sampled_from([(1, 2, 3), (2, 3), (4,)]),
+            st.sampled_from([(), (4,)]),
+            st.sampled_from(["/", "/kafka"]),
+        ),
+        max_size=40,
+    )
+)
+def test_replica_assignments_give_back_every_record_in_partition_order(
+    rows: list[tuple[str, int, tuple[int, ...], tuple[int, ...], str]],
+) -> None:
+    """``ReplicaAssignments`` (replica sets per topic, for memory) gives back exactly the records appended,
+    sorted by topic and partition, whatever their order, roots and reassignments."""
+    from zkstorm.model.kafka_state import ReplicaAssignments
+
+    records = [
+        KafkaReplicaAssignment(
+            root=root, topic=topic, partition=p, replicas=replicas, adding_replicas=adding, removing_replicas=()
+        )
+        for topic, p, replicas, adding, root in rows
+    ]
+    kept = ReplicaAssignments(records)
+    assert len(kept) == len(records)
+    assert sorted(kept, key=repr) == sorted(records, key=repr)
+    assert [(a.topic, a.partition) for a in kept] == sorted((a.topic, a.partition) for a in records)

@@ -55,11 +55,29 @@ def test_every_fixture_cluster_walks_completely(
         assert (got.stat.ephemeralOwner != 0) == node.ephemeral, path
 
 
-def test_walk_order_is_breadth_first_and_sorted(writer: KazooClient, zk_root: Chroot) -> None:
+def test_walk_order_is_depth_first_in_batches_and_sorted(writer: KazooClient, zk_root: Chroot) -> None:
+    """A parent before its children, siblings in name order; what a batch names is read before what
+    waits: /c (listed with /a and /b, but left out of their batch of two) comes after their children."""
     for path in ("/b/y", "/b/x", "/a/z", "/c"):
         writer.ensure_path(zk_root.path + path)
     items, _ = _walk(zk_root.zk, batch_size=2, in_flight=1)
-    assert [i.path for i in items] == ["/", "/a", "/b", "/c", "/a/z", "/b/x", "/b/y"]
+    assert [i.path for i in items] == ["/", "/a", "/b", "/a/z", "/b/x", "/b/y", "/c"]
+
+
+def test_the_reads_waiting_stay_within_one_path_of_the_tree(writer: KazooClient, zk_root: Chroot) -> None:
+    """40 topics of 40 partitions with a state each: breadth first, the walk held a level's 1,600 paths at
+    once (a million, for a million partitions); depth first, it holds the unread siblings along the path
+    it reads, and the children of what one round of batches listed (here one batch of 4 listings)."""
+    transaction = writer.transaction()
+    for t in range(40):
+        transaction.create(f"{zk_root.path}/t{t:02d}", b"")
+        for p in range(40):
+            transaction.create(f"{zk_root.path}/t{t:02d}/{p}", b"")
+            transaction.create(f"{zk_root.path}/t{t:02d}/{p}/state", b"{}")
+    assert not [r for r in transaction.commit() if isinstance(r, Exception)]
+    items, stats = _walk(zk_root.zk, batch_size=4, in_flight=1)
+    assert len(items) == 1 + 40 + 2 * 40 * 40
+    assert stats.pending_max <= 40 + 4 * 40 + 2 * 4, stats.pending_max
 
 
 def test_depth_limits_the_walk_but_keeps_child_counts(writer: KazooClient, zk_root: Chroot) -> None:

@@ -24,7 +24,6 @@ from ..decode.registry import REGISTRY, Registry
 from ..decode.storm import split_slot
 from ..errors import DecodeError
 from ..layout import KAFKA, ROOT_SEARCH_DEPTH, STORM, Roots, join, merged, root_kinds
-from ..model.walk import decode_one
 from ..records import (
     DecodeFailure,
     StormLeaderLatch,
@@ -170,6 +169,11 @@ class Engine:
         stale_after_secs: float = 30.0,
         handlers: dict[str, Handler] | None = None,
     ) -> None:
+        # the views' own decoding of one znode; imported here, not at the top, since the model's package
+        # (``zkstorm.model``, whose ``Cluster.changes`` reads through this engine) imports this one
+        from ..model.walk import decode_one
+
+        self._decode_one = decode_one
         self.handlers = handlers or {}  # decoder kind → its handler (``handlers.HANDLERS``); others: generic
         self.states = states  # the reader's: the state of every tracked znode, kept current
         self.roots = roots
@@ -213,7 +217,9 @@ class Engine:
         reveal = self.show_secrets if show_secrets is None else show_secrets
         if reveal == self.show_secrets and state.decoded is not None:
             return state.decoded  # type: ignore[no-any-return]
-        znode, records, _ = decode_one(state.raw(path), roots=self.roots, registry=self.registry, show_secrets=reveal)
+        znode, records, _ = self._decode_one(
+            state.raw(path), roots=self.roots, registry=self.registry, show_secrets=reveal
+        )
         failure = next((r for r in records if type(r) is DecodeFailure), None)
         summary = znode.summary
         if summary is None:

@@ -10,6 +10,7 @@ a ``wrong_type`` failure naming every offending field. Importing this module reg
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from itertools import pairwise
@@ -72,6 +73,23 @@ def _version_warning(fields: Fields, version: int | None, newest: int, what: str
 def _ms(value: int | None) -> datetime | None:
     """Kafka's epoch milliseconds as a UTC datetime (``registry.utc``: out of range is ``value_out_of_range``)."""
     return None if value is None else utc(value / 1000)
+
+
+_SHARED_LIMIT = 1 << 16
+_shared_ids: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def shared_ids(ids: tuple[int, ...]) -> tuple[int, ...]:
+    """One tuple object per distinct list of broker ids (a replica set, an ISR). A million partitions
+    name a few thousand distinct replica sets among their brokers, and the views that judge every
+    partition hold them all (``health.KafkaState``): shared, each costs a pointer instead of a tuple.
+    The cache is bounded (cleared when full), so a long-running process does not grow with it."""
+    found = _shared_ids.get(ids)
+    if found is None:
+        if len(_shared_ids) >= _SHARED_LIMIT:
+            _shared_ids.clear()
+        found = _shared_ids[ids] = ids
+    return found
 
 
 def _sequence(name: str) -> int:
@@ -212,7 +230,7 @@ def _partition_map(f: Fields, key: str, required: bool) -> dict[int, tuple[int, 
 
 @_payload("kafka_topic")
 def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
-    topic = context.segments[-1]
+    topic = sys.intern(context.segments[-1])  # one string for its assignments and its partitions' states
     f = Fields(json_object(parsed, "a topic znode"))
     version = f.integer("version", required=False)  # TopicZNode.decode does not read it: optional
     partitions = _partition_map(f, "partitions", True)
@@ -236,9 +254,9 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
             root=context.root,
             topic=topic,
             partition=p,
-            replicas=partitions[p],
-            adding_replicas=adding.get(p, ()),
-            removing_replicas=removing.get(p, ()),
+            replicas=shared_ids(partitions[p]),
+            adding_replicas=shared_ids(adding[p]) if p in adding else (),
+            removing_replicas=shared_ids(removing[p]) if p in removing else (),
         )
         for p in sorted(partitions)
     ]
@@ -284,7 +302,7 @@ _STATE_KEYS = frozenset({*_STATE_FIELDS, "isr"})
 @_payload("kafka_partition_state")
 def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
     segments = context.segments
-    topic, partition = segments[-4], segments[-2]
+    topic, partition = sys.intern(segments[-4]), segments[-2]
     obj = parsed.value
     if (
         type(obj) is dict
@@ -305,7 +323,7 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
                 partition=int(partition) if DIGITS.match(partition) else -1,
                 leader=obj["leader"],
                 leader_epoch=obj["leader_epoch"],
-                isr=tuple(obj["isr"]),
+                isr=shared_ids(tuple(obj["isr"])),
                 controller_epoch=obj["controller_epoch"],
                 version=obj["version"],
                 leader_recovery_state=0,

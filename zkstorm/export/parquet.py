@@ -113,11 +113,19 @@ def arrow_schema(record_type: type) -> pa.Schema:
 
 
 def open_filesystem(out: str) -> tuple[pafs.FileSystem, str]:
-    """A dataset location as (filesystem, base path): a local path, or any URI pyarrow supports."""
-    if "://" in out:
-        filesystem, base = pafs.FileSystem.from_uri(out)
-        return filesystem, base
-    return pafs.LocalFileSystem(), os.path.abspath(out)
+    """A dataset location as (filesystem, base path): a local path, or any URI pyarrow supports.
+
+    ``s3://`` takes its credentials from the standard AWS environment variables (pyarrow reads them, and
+    nothing of them reaches an output or a log); its endpoint from ``AWS_ENDPOINT_URL_S3`` or
+    ``AWS_ENDPOINT_URL`` (for MinIO, Ceph, a test server), read here because pyarrow 23 ignores them and
+    sends the requests to AWS (apache/arrow issue 49643; 26 reads them)."""
+    if "://" not in out:
+        return pafs.LocalFileSystem(), os.path.abspath(out)
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if out.startswith("s3://") and endpoint and "?" not in out:  # a query in the URI says it all itself
+        return pafs.S3FileSystem(endpoint_override=endpoint), out[len("s3://") :].rstrip("/")
+    filesystem, base = pafs.FileSystem.from_uri(out)
+    return filesystem, base
 
 
 def default_snapshot_id(cluster: str, at: datetime) -> str:

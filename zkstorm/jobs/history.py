@@ -22,6 +22,7 @@ from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
 from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History
+from zkstorm.jobs.objectstore import Staging
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.store import HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
@@ -93,13 +94,35 @@ def run_history(
     only the snapshots committed since (incremental); ``full``, ``since``/``until``, a store of another
     version or a new snapshot older than the newest kept one make it a full rebuild. ``changes``, a
     changes dataset of the same period (``zkstorm changes --out``), gives incidents their exact start and
-    end from ZooKeeper's logs instead of the snapshots' bracket. ``progress`` hears one stage per step."""
+    end from ZooKeeper's logs instead of the snapshots' bracket. ``progress`` hears one stage per step.
+
+    A location Spark cannot open (``s3://`` without an S3 connector) is read and written through pyarrow
+    and a local staging folder (``objectstore.Staging``), removed at the end."""
+    with Staging(spark) as staging:
+        progress.stage("reading the manifests")
+        selected = SnapshotSet(spark, snapshots, since=since, until=until, staging=staging)
+        result = _run(
+            spark, selected, staging.out(out) if out else None, html, full=full, changes=changes, progress=progress
+        )
+        staging.publish()
+    return result
+
+
+def _run(
+    spark: Any,
+    selected: SnapshotSet,
+    out: str | None,
+    html: str | None,
+    *,
+    full: bool,
+    changes: str | None,
+    progress: Progress,
+) -> HistoryResult:
     from pyspark.sql.functions import broadcast
 
-    progress.stage("reading the manifests")
-    selected = SnapshotSet(spark, snapshots, since=since, until=until)
+    since_or_until = selected.since is not None or selected.until is not None
     store = HistoryStore(spark, out) if out else None
-    kept, mode = _kept(store, selected, full=full, window=since is not None or until is not None)
+    kept, mode = _kept(store, selected, full=full, window=since_or_until)
     kept_ids = {s[1] for s in kept}
     new = [r for r in selected.snapshots if r.snapshot_id not in kept_ids]
     every = kept + [(r.cluster, r.snapshot_id, r.snapshot_time) for r in new]

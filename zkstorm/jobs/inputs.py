@@ -4,7 +4,9 @@ Only what a manifest lists is read: a snapshot without a manifest (a run that wa
 writing) does not exist for the job, and neither does a part file that no manifest names. A damaged
 manifest is skipped with one warning naming it (``zkstorm.export.manifest`` checks every manifest the same
 way for the snapshot writer, ``diff`` and this job). Manifests and files are read through Spark, so
-SNAPSHOTS may be any path Hadoop can open (``hdfs://``, ``s3a://``, ``file://``, a local folder).
+SNAPSHOTS may be any path Hadoop can open (``hdfs://``, ``s3a://``, ``file://``, a local folder); a
+location only pyarrow opens (``s3://`` on a Spark without an S3 connector) is read through pyarrow and
+local copies of the files (``objectstore.Staging``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from ..errors import DamagedManifestError
 from ..export.manifest import MANIFESTS, manifest_time, parse_manifest
+from .objectstore import Staging
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +39,19 @@ class SnapshotRef:
 class SnapshotSet:
     """The committed snapshots under ``base`` between ``since`` and ``until`` (dates, inclusive)."""
 
-    def __init__(self, spark: Any, base: str, *, since: date | None = None, until: date | None = None) -> None:
+    def __init__(
+        self,
+        spark: Any,
+        base: str,
+        *,
+        since: date | None = None,
+        until: date | None = None,
+        staging: Staging | None = None,
+    ) -> None:
         self.spark = spark
         self.base = base.rstrip("/")
+        self.since, self.until = since, until
+        self.staging = staging if staging is not None and staging.needed(self.base) else None
         manifests = self._manifests()
         kept = [
             m
@@ -58,6 +71,10 @@ class SnapshotSet:
         self.snapshots = refs
 
     def _manifests(self) -> list[dict[str, Any]]:
+        if self.staging is not None:
+            from ..export.parquet import list_manifests, open_filesystem
+
+            return list_manifests(*open_filesystem(self.base))  # each damaged one skipped with a warning
         manifests = []
         for path, text in text_files(self.spark, f"{self.base}/{MANIFESTS}/*.json"):
             try:
@@ -86,6 +103,8 @@ class SnapshotSet:
         paths = [f for ref in refs for f in ref.files if f[prefix:].split("/", 1)[0] == name]
         if not paths:
             return None
+        if self.staging is not None:
+            paths = self.staging.fetch(self.base, [p[prefix:] for p in paths])
         schema = spark_schema(name)
         reader = self.spark.read.schema(schema) if schema is not None else self.spark.read.option("mergeSchema", "true")
         frame = reader.parquet(*paths)

@@ -32,7 +32,7 @@ from ..records import (
     KafkaReplicaAssignment,
     KafkaTopic,
 )
-from .kafka_health import kafka_findings, kafka_partitions, summarize_findings
+from .kafka_health import iter_partitions, kafka_findings, summarize_findings
 from .kafka_state import KafkaState, KafkaStateBuilder
 from .walk import ClusterReads
 
@@ -132,6 +132,7 @@ class KafkaCluster:
         self.root = root
         self.roots = Roots(storm=(), kafka=(root,))  # what its reads decode under: its own root only
         self._state: KafkaState | None = None
+        self._state_has_other = False  # whether the walk kept ACLs and consumer groups (``state(other=True)``)
         self._present = False
 
     def _path(self, sub: str) -> str:
@@ -151,15 +152,19 @@ class KafkaCluster:
             raise RootNotFoundError(f"no Kafka cluster at {self.root}: {why} (zkstorm kafka roots lists them)")
         self._present = True
 
-    def state(self) -> KafkaState:
-        """One walk of the root's Kafka subtrees, sorted into a ``KafkaState`` (taken once)."""
+    def state(self, *, other: bool = False) -> KafkaState:
+        """One walk of the root's Kafka subtrees, sorted into a ``KafkaState`` (taken once). ``other``: keep
+        the records no health rule reads too (ACLs, old consumer groups' offsets, members and owners) in
+        ``state.other``; the views that judge partitions leave them out, since old consumer groups may
+        commit an offset znode per partition they read, as many again as the partitions themselves. A
+        view that needs them after a walk without them walks again."""
         self.require()
-        if self._state is None:
-            builder = KafkaStateBuilder(self.root)
+        if self._state is None or (other and not self._state_has_other):
+            builder = KafkaStateBuilder(self.root, keep_other=other)
             for top in KAFKA_TOP_LEVEL:
                 for path, records in self.cluster.decoded(self._path(top), roots=self.roots):
                     builder.add(path, records)
-            self._state = builder.state
+            self._state, self._state_has_other = builder.state, other
         return self._state
 
     # read what they show ------------------------------------------------------------------------------
@@ -227,17 +232,16 @@ class KafkaCluster:
         under_min_isr: bool = False,
         default_min_isr: int | None = None,
     ) -> list[KafkaPartition]:
-        """Partitions with leader, ISR and health as ``kafka-topics.sh --describe`` would judge them."""
-        rows = kafka_partitions(self.state(), default_min_isr)
-        if topic is not None:
-            rows = [p for p in rows if p.topic == topic]
-        if offline:
-            rows = [p for p in rows if p.offline]
-        if under_replicated:
-            rows = [p for p in rows if p.under_replicated]
-        if under_min_isr:
-            rows = [p for p in rows if p.under_min_isr]
-        return rows
+        """Partitions with leader, ISR and health as ``kafka-topics.sh --describe`` would judge them. Filtered
+        as they are judged, so ``--offline`` of a million partitions holds the offline ones only."""
+        return [
+            p
+            for p in iter_partitions(self.state(), default_min_isr)
+            if (topic is None or p.topic == topic)
+            and (not offline or p.offline)
+            and (not under_replicated or p.under_replicated)
+            and (not under_min_isr or p.under_min_isr)
+        ]
 
     def health_report(self, *, default_min_isr: int | None = None) -> KafkaHealth:
         """The findings, and from the same walk their summary by rule, the partitions and the brokers
@@ -259,7 +263,7 @@ class KafkaCluster:
         ]
 
     def _other(self, kind: type) -> list[Any]:
-        return [r for r in self.state().other if isinstance(r, kind)]
+        return [r for r in self.state(other=True).other if isinstance(r, kind)]
 
     def acls(self) -> list[KafkaAcl]:
         """Every ACL, literal and prefixed."""

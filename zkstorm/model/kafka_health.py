@@ -14,9 +14,10 @@ from ..records import (
     KafkaFinding,
     KafkaFindingSummary,
     KafkaPartition,
+    KafkaReplicaAssignment,
 )
 from ..units import duration_text, plural
-from .kafka_state import KafkaState
+from .kafka_state import KafkaState, ReplicaAssignments
 
 # --- the rules of kafka-topics.sh --describe (TopicCommand.scala's PartitionDescription), from ZooKeeper alone
 
@@ -73,7 +74,9 @@ def kafka_partitions(state: KafkaState, stated_default_min_isr: int | None = Non
 def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None) -> Iterator[KafkaPartition]:
     """Each partition joined with its state and judged, one at a time (a snapshot streams them)."""
     resolve = min_isr_resolver(state, stated_default_min_isr)
-    for a in sorted(state.assignments, key=lambda a: (a.topic, a.partition)):
+    assignments = state.assignments
+    ordered = assignments if isinstance(assignments, ReplicaAssignments) else sorted(assignments, key=_by_partition)
+    for a in ordered:  # a million partitions: not copied into a sorted list when kept in order already
         key = (a.topic, a.partition)
         min_isr, source = resolve(a.topic)
         pending = a.topic in state.deletions
@@ -129,6 +132,10 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
                 partition, **_UNJUDGED, isr=(), health="unknown", state_problem=state.unreadable_states[key]
             )
         yield partition
+
+
+def _by_partition(a: KafkaReplicaAssignment) -> tuple[str, int]:
+    return a.topic, a.partition
 
 
 def kraft_migrated(state: KafkaState) -> bool:

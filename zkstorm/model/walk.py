@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any, Protocol
 
 from ..decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
@@ -22,8 +22,10 @@ from ..errors import DecodeError, FailureType
 from ..layout import (
     DEFAULT_ROOTS,
     KAFKA,
+    KAFKA_ROOT_MARKERS,
     ROOT_SEARCH_DEPTH,
     STORM,
+    STORM_ROOT_MARKERS,
     Roots,
     join,
     merged,
@@ -238,41 +240,92 @@ def _discovering(
     found: list[Roots] | None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
-    needs a pass): roots are discovered from the names the walk itself yields (``layout.root_kinds``),
-    and a znode no decoder claimed under the roots known so far is held back and decoded, at the end,
-    under every root found. Only such znodes are held; the roots found are appended to ``found``."""
+    needs a pass): roots are discovered from the paths the walk itself yields (``layout.root_kinds``; a
+    path names its ancestors, so a root is known as soon as anything under its markers is read, in any
+    file order), and a znode no decoder claimed is decoded again under the roots found since. Only a
+    znode that a root not yet found could still claim is held back, until one is found or the walk ends:
+    held otherwise, a whole cluster under an unnamed chroot (three million znodes) waited in memory. The
+    roots found are appended to ``found``."""
     names: dict[str, set[str]] = {}  # child names of the nodes near the top, where roots can be
     held: list[tuple[RawNode, Znode, list[Any]]] = []
-    near_top = ROOT_SEARCH_DEPTH + 1  # a root's children, and a Kafka root's brokers' children
+    current = roots
+
+    def redecoded(item: RawNode, znode: Znode, records: list[Any]) -> tuple[Znode, list[Any]]:
+        if registry.lookup(item.path, current) is None:
+            return znode, records
+        return decode_node(item, roots=current, registry=registry, show_secrets=show_secrets, detail=detail)
+
     for item, (znode, records) in walked:
         if isinstance(item, Denied) or znode is None:  # unreadable
             yield item.path, None, records
             continue
-        parent, _, name = item.path.rpartition("/")
-        if parent.count("/") < near_top:
-            names.setdefault(parent or "/", set()).add(name)
+        if _note_names(names, item.path):  # a root marker seen: the roots may have changed
+            now = merged(roots, _roots_named(names))
+            if now != current:
+                current = now
+                waiting, held = held, []
+                for node, node_znode, node_records in waiting:
+                    if registry.lookup(node.path, current) is not None or not _claimable(node.path, registry):
+                        yield node.path, *redecoded(node, node_znode, node_records)
+                    else:
+                        held.append((node, node_znode, node_records))
         if znode.decode_status == "not-decoded" and item.path.count("/") >= 2:
-            held.append((item, znode, records))
-            continue
+            if current is not roots and registry.lookup(item.path, current) is not None:
+                znode, records = redecoded(item, znode, records)  # type: ignore[arg-type]
+            elif _claimable(item.path, registry):
+                held.append((item, znode, records))  # type: ignore[arg-type]
+                continue
         yield item.path, znode, records
+    if found is not None:
+        found.append(current)
+    for node, node_znode, node_records in held:
+        yield node.path, *redecoded(node, node_znode, node_records)
+
+
+_MARKER_NAMES = STORM_ROOT_MARKERS | KAFKA_ROOT_MARKERS | {"brokers"}
+
+
+def _note_names(names: dict[str, set[str]], path: str) -> bool:
+    """Record the (parent, child) pairs ``path`` names down to the depth where roots are searched; True
+    when a new pair is a root marker (``storms``, ``assignments``, ``brokers``, ``ids``, ``topics``)."""
+    segments = path.split("/", ROOT_SEARCH_DEPTH + 2)[1 : ROOT_SEARCH_DEPTH + 2]  # a root's children, and a
+    # Kafka root's brokers' (as ``discover_roots`` reads them)
+    marker = False
+    parent = "/"
+    for i, name in enumerate(segments):
+        if not name:
+            break
+        children = names.get(parent)
+        if children is None:
+            children = names[parent] = set()
+        if name not in children:
+            children.add(name)
+            marker = marker or name in _MARKER_NAMES
+        parent = f"{parent}{name}" if i == 0 else f"{parent}/{name}"
+    return marker
+
+
+def _roots_named(names: dict[str, set[str]]) -> Roots:
     storm, kafka = [], []
     for node, children in names.items():
         if node.count("/") <= ROOT_SEARCH_DEPTH or node == "/":
             kinds = root_kinds(sorted(children), partial(sorted, names.get(join(node, "brokers"), ())))
             storm += [node] * (STORM in kinds)
             kafka += [node] * (KAFKA in kinds)
-    everything = merged(roots, Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka))))
-    if found is not None:
-        found.append(everything)
-    known = {*roots.storm, *roots.kafka}
-    new_roots = tuple(r for r in (*everything.storm, *everything.kafka) if r not in known)
-    for item, znode, records in held:
-        # only a root found by this walk can claim a znode anew: the rest keep their first decode
-        if any(r == "/" or item.path == r or item.path.startswith(r + "/") for r in new_roots):
-            znode, records = decode_node(
-                item, roots=everything, registry=registry, show_secrets=show_secrets, detail=detail
-            )
-        yield item.path, znode, records
+    return Roots(storm=tuple(sorted(storm)), kafka=tuple(sorted(kafka)))
+
+
+@lru_cache(maxsize=4096)
+def _as_root(node: str) -> Roots:
+    return Roots(storm=(node,), kafka=(node,))
+
+
+def _claimable(path: str, registry: Registry) -> bool:
+    """Whether a root not known yet could claim ``path``: some decoder matches it under one of its
+    ancestors near the top (where roots are searched), were that ancestor a Storm or Kafka root."""
+    segments = path.split("/")[1 : ROOT_SEARCH_DEPTH + 1]
+    candidates = ["/"] + ["/" + "/".join(segments[: i + 1]) for i in range(len(segments))]
+    return any(registry.lookup(path, _as_root(node)) is not None for node in candidates if node != path)
 
 
 class ClusterReads(Protocol):

@@ -18,7 +18,7 @@ import hashlib
 import random
 import struct
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -108,7 +108,16 @@ class _Supervisor:
     used: list[int]
 
 
-def storm_cluster(*, scale: int = 1, now: int, seed: int = 7, root: str = "/storm") -> Iterator[SeedNode]:
+def storm_cluster(
+    *,
+    scale: int = 1,
+    now: int,
+    seed: int = 7,
+    root: str = "/storm",
+    extra: Sequence[tuple[str, str, int, dict[str, int]]] = (),
+) -> Iterator[SeedNode]:
+    """The Storm cluster ``scale`` times over, then the ``extra`` topologies (name, status, workers,
+    executors per component; a component named ``…spout…`` is a spout), e.g. one of 500 executors."""
     rng = random.Random(seed)
     uid = lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))  # noqa: E731
     yield SeedNode(root, DIR)
@@ -160,6 +169,12 @@ def storm_cluster(*, scale: int = 1, now: int, seed: int = 7, root: str = "/stor
             yield from _storm_topology(
                 rng, root, topo, topo_name, status, workers, components, launched, now, slots, nimbus_hosts
             )
+    for t, (name, status, workers, components) in enumerate(extra):
+        launched = now - rng.randint(2, 40) * 3600
+        topo = f"{name}-{scale * len(_TOPOLOGIES) + t + 1}-{launched}"
+        yield from _storm_topology(
+            rng, root, topo, name, status, workers, components, launched, now, slots, nimbus_hosts
+        )
 
     for s in supervisors:
         info = {

@@ -52,6 +52,7 @@ class WalkStats:
     unreadable: int = 0
     requests: int = 0
     retries: int = 0
+    pending_max: int = 0  # the most reads a walk held waiting at once (bounded by the tree's depth and width)
 
 
 class Source(Protocol):
@@ -60,7 +61,7 @@ class Source(Protocol):
     ``get`` and ``get_children`` raise ``NotFoundError`` for a path that does not exist. ``walk`` yields
     every node under ``path`` (``path`` included) down to ``max_depth`` levels below it, each once, with
     ``Denied`` for one the source may not read; its order is the source's own (the live walk is
-    breadth-first in name order, the files in file order), so callers never rely on it.
+    depth first in batches, in name order, the files in file order), so callers never rely on it.
     """
 
     @property

@@ -902,7 +902,10 @@ class ReadOnlySession:
         multiread: bool | None = None,
         stats: WalkStats | None = None,
     ) -> Iterator[RawNode | Denied]:
-        """Breadth-first walk from ``path``: yields each znode once, children in name order per parent.
+        """Walk from ``path``: yields each znode once, a parent before its children, children in name order
+        per parent; depth first, a batch at a time (what one batch's replies name is read before what was
+        waiting), so the reads waiting are the unread siblings along the current path, not a whole level
+        of the tree: breadth first, the level of a million Kafka partitions held a million paths at once.
 
         Children are only asked for where ``numChildren > 0``; no watches are set; nothing is kept
         once yielded. A node deleted between list and get is counted in ``stats.vanished`` and skipped.
@@ -915,6 +918,7 @@ class ReadOnlySession:
         start = _normalise(path)
         todo: deque[_Op] = deque([(_GET, start, 0, 0)])
         for ops, results in self._exchange(todo, sizes=sizes, in_flight=in_flight, multi=use_multi, stats=stats):
+            found: list[_Op] = []  # what this batch names, read next (depth first)
             for (op, node_path, depth, _), result in zip(ops, results, strict=False):
                 if op == _GET:
                     if isinstance(result, NoNodeError):
@@ -937,14 +941,17 @@ class ReadOnlySession:
                         stats.znodes += 1
                         yield RawNode(node_path, stat, data)
                         if stat.numChildren > 0 and (max_depth is None or depth < max_depth):
-                            todo.append((_CHILDREN, node_path, depth, stat.numChildren))
+                            found.append((_CHILDREN, node_path, depth, stat.numChildren))
                 elif isinstance(result, list):
                     prefix = node_path if node_path.endswith("/") else node_path + "/"
-                    todo.extend((_GET, prefix + name, depth + 1, 0) for name in sorted(result))
+                    found.extend((_GET, prefix + name, depth + 1, 0) for name in sorted(result))
                 elif isinstance(result, NoNodeError):
                     pass  # deleted after we read it: its record is already out, its children are gone
                 elif isinstance(result, Exception):
                     log.warning("cannot list children of %s: %r", node_path, result)
+            todo.extendleft(reversed(found))
+            if len(todo) > stats.pending_max:
+                stats.pending_max = len(todo)
 
     def children_of(
         self, paths: Iterable[str], *, batch_size: int = 128, in_flight: int = 16, stats: WalkStats | None = None
