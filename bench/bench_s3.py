@@ -3,7 +3,7 @@
 
 The sandbox cluster at ``--scale`` is snapshotted twice (two snapshot ids) into a local folder and into
 a bucket; then ``diff`` of the two, and ``history --out`` (Spark, local master; over S3 through pyarrow
-and a local staging folder, see ``zkstorm/jobs/objectstore.py``). Every command is a new process.
+and a local staging folder, see ``zkstorm/export/objectstore.py``). Every command is a new process.
 Usage: ``python -u bench/bench_s3.py [--scale 10] [--json FILE]``.
 """
 

@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from zkstorm.export.objectstore import Staging
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
 from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History
-from zkstorm.jobs.objectstore import Staging
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
-from zkstorm.jobs.store import HistoryStore
+from zkstorm.jobs.store import STORE, HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
 
 
@@ -97,8 +97,8 @@ def run_history(
     end from ZooKeeper's logs instead of the snapshots' bracket. ``progress`` hears one stage per step.
 
     A location Spark cannot open (``s3://`` without an S3 connector) is read and written through pyarrow
-    and a local staging folder (``objectstore.Staging``), removed at the end."""
-    with Staging(spark) as staging:
+    and a local staging folder (``export.objectstore.Staging``), removed at the end."""
+    with Staging(spark, store=STORE) as staging:
         progress.stage("reading the manifests")
         selected = SnapshotSet(spark, snapshots, since=since, until=until, staging=staging)
         result = _run(

@@ -6,7 +6,7 @@ manifest is skipped with one warning naming it (``zkstorm.export.manifest`` chec
 way for the snapshot writer, ``diff`` and this job). Manifests and files are read through Spark, so
 SNAPSHOTS may be any path Hadoop can open (``hdfs://``, ``s3a://``, ``file://``, a local folder); a
 location only pyarrow opens (``s3://`` on a Spark without an S3 connector) is read through pyarrow and
-local copies of the files (``objectstore.Staging``).
+local copies of the files (``export.objectstore.Staging``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import DamagedManifestError
 from ..export.manifest import MANIFESTS, manifest_time, parse_manifest
-from .objectstore import Staging
+from ..export.objectstore import Staging
 
 log = logging.getLogger(__name__)
 

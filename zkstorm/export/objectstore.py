@@ -2,15 +2,15 @@
 
 pyspark ships Hadoop's client but no S3 connector: ``s3a://`` needs the hadoop-aws jar and the AWS SDK,
 which come from Maven Central only (neither PyPI nor Debian packages them), and ``s3://`` has no Hadoop
-filesystem at all outside EMR. pyarrow opens ``s3://`` itself (``zkstorm.snapshot.open_filesystem``,
+filesystem at all outside EMR. pyarrow opens ``s3://`` itself (``export.parquet.open_filesystem``,
 endpoint and credentials from the standard AWS environment variables). So for a location Spark's Hadoop
 cannot open but pyarrow can, the history job goes through a local staging folder:
 
 - snapshots: the manifests are read with pyarrow, and the files a run reads are copied to the staging
   folder table by table, just before Spark reads them (streamed: memory stays pyarrow's copy buffer; disk
   holds the tables of the snapshots this run reads, at most what the bucket holds of them);
-- ``--out``: the history's store (``_history``: facts and run markers, small) is copied down first; the
-  job writes to the staging folder as it writes to any folder; then the store's new facts are uploaded,
+- ``--out``: the history's store (``jobs/store.py``'s ``_history``: facts and run markers, small) is
+  copied down first; the job writes to the staging folder as it writes to any folder; then the store's new facts are uploaded,
   its run markers (the commit) after them, what the run replaced is removed, and every metric table is
   replaced. A run that dies before its markers are up leaves nothing the next run reads, as locally.
 
@@ -55,8 +55,9 @@ class Staging:
     ``snapshots(base)`` and ``out(location)`` say how the job reaches a location: as it is when Spark can
     open it, else through this staging folder."""
 
-    def __init__(self, spark: Any) -> None:
+    def __init__(self, spark: Any, *, store: str) -> None:
         self.spark = spark
+        self.store = store  # the folder of the history's store under --out (facts, then run markers)
         self._folder: str | None = None
         self._published: list[tuple[str, str]] = []  # (local folder, remote location) to upload at the end
 
@@ -93,7 +94,7 @@ class Staging:
     def fetch(self, base: str, relative: list[str]) -> list[str]:
         """Local copies of the files ``relative`` (to ``base``), copied now unless already here, in the
         same layout (``<table>/snapshot_date=…/part-….parquet``, which Spark reads its partition from)."""
-        from ..export.parquet import open_filesystem
+        from .parquet import open_filesystem
 
         filesystem, remote = open_filesystem(base)
         local = self.folder("snapshots")
@@ -112,12 +113,11 @@ class Staging:
         store (``publish`` uploads it)."""
         if not self.needed(location):
             return location
-        from ..export.parquet import open_filesystem
-        from .store import STORE
+        from .parquet import open_filesystem
 
         filesystem, remote = open_filesystem(location)
         local = self.folder("out")
-        for info in _files_under(filesystem, f"{remote}/{STORE}"):
+        for info in _files_under(filesystem, f"{remote}/{self.store}"):
             _copy_file(filesystem, info.path, os.path.join(local, *info.path[len(remote) + 1 :].split("/")))
         self._published.append((local, location))
         return local
@@ -126,26 +126,25 @@ class Staging:
         """Upload each staged ``--out``: the store's facts, then its run markers (the commit), then remove what
         the run replaced, then replace each metric table."""
         for local, location in self._published:
-            _publish(local, location)
+            _publish(local, location, self.store)
 
 
-def _publish(local: str, location: str) -> None:
+def _publish(local: str, location: str, store_folder: str) -> None:
     import pyarrow.fs as pafs
 
-    from ..export.parquet import open_filesystem
-    from .store import STORE
+    from .parquet import open_filesystem
 
     filesystem, remote = open_filesystem(location)
     staged = _local_files(local)
-    store = [f for f in staged if f.startswith(f"{STORE}/")]
-    there = {info.path[len(remote) + 1 :] for info in _files_under(filesystem, f"{remote}/{STORE}")}
-    for relative in sorted(store, key=lambda f: f.startswith(f"{STORE}/runs/")):  # facts first, markers last
+    store = [f for f in staged if f.startswith(f"{store_folder}/")]
+    there = {info.path[len(remote) + 1 :] for info in _files_under(filesystem, f"{remote}/{store_folder}")}
+    for relative in sorted(store, key=lambda f: f.startswith(f"{store_folder}/runs/")):  # facts first, markers last
         if relative not in there:
             _upload(filesystem, os.path.join(local, relative), f"{remote}/{relative}")
     for relative in sorted(there - set(store)):  # the runs this one replaced (a rebuild, a compaction)
         with contextlib.suppress(FileNotFoundError):
             filesystem.delete_file(f"{remote}/{relative}")
-    tables = sorted({f.split("/", 1)[0] for f in staged if "/" in f and not f.startswith(f"{STORE}/")})
+    tables = sorted({f.split("/", 1)[0] for f in staged if "/" in f and not f.startswith(f"{store_folder}/")})
     for table in tables:
         if filesystem.get_file_info(f"{remote}/{table}").type != pafs.FileType.NotFound:
             filesystem.delete_dir(f"{remote}/{table}")
