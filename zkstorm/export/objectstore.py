@@ -12,7 +12,8 @@ cannot open but pyarrow can, the history job goes through a local staging folder
 - ``--out``: the history's store (``jobs/store.py``'s ``_history``: facts and run markers, small) is
   copied down first; the job writes to the staging folder as it writes to any folder; then the store's
   new facts are uploaded, its run markers (the commit) after them, what the run replaced is removed, and
-  every metric table is replaced. A run that dies before its markers are up leaves nothing the next run reads, as locally.
+  every metric table is replaced. A run that dies before its markers are up leaves nothing the next run
+  reads, as locally.
 
 A location Spark can open (a local path, ``hdfs://``, ``s3a://`` with the connector, EMR's ``s3://``) is
 Spark's, as before. The staging folder lives in the driver's temporary directory (``TMPDIR``), so this
