@@ -44,8 +44,9 @@ class Shown:
     ``records`` are its rows (a stream, for a walk), of the ``primary`` type as a rule; a machine format
     writes every record, the table and CSV only the primary ones and hand back the rest. The optional
     fields are the view's own forms, where it has one: ``table`` the renderable a terminal shows instead
-    of the record table (given the width and ``--wide``), ``document`` the one JSON document written
-    instead of the records, ``flat`` the (header, rows) written as CSV instead. For Prometheus, ``view``
+    of the record table (given the width and ``--wide``; a string is lines written whole), ``document``
+    the one JSON document written instead of the records, ``flat`` the (header, rows) written as CSV
+    instead. For Prometheus, ``view``
     is what the records were read through (a view of the model, or a report) and ``as_of_secs`` and
     ``problems`` what every exposition carries (when the data was current, what could not be read)."""
 
@@ -166,7 +167,11 @@ def _write_table(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[An
             (rows if type(record) is shown.primary else others).append(record)
     console = console or terminal(out)
     if shown.table is not None:
-        console.print(shown.table(width=console.width, wide=wide))
+        drawn = shown.table(width=console.width, wide=wide)
+        if isinstance(drawn, str):  # lines of words, escaped already: written whole, never cut to the width
+            out.write(drawn)
+        else:
+            console.print(drawn)
     else:
         from .render import record_table
 

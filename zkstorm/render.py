@@ -510,9 +510,7 @@ def history_summary(
     return Group(*parts)
 
 
-def plain_lines(lines: Iterable[str]) -> Text:
-    """Lines of words (``changes``' summary), each ZooKeeper text in them escaped, never wrapped or cut:
-    a line is one event, read and grepped whole."""
-    from rich.text import Text
-
-    return Text("\n".join(visible(line) for line in lines), no_wrap=True, overflow="ignore")
+def plain_lines(lines: Iterable[str]) -> str:
+    """Lines of words (``changes``' summary), each ZooKeeper text in them escaped; written whole, never
+    wrapped or cut to the terminal's width: a line is one event, read and grepped whole."""
+    return "".join(visible(line) + "\n" for line in lines)

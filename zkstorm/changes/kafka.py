@@ -173,7 +173,7 @@ def partition_state(engine: Engine, step: Step, where: Place) -> list[Any] | Non
 
 
 def _offline(leader: int, registered: set[int]) -> bool:
-    """Offline as ``health.iter_partitions`` judges it: no leader, or one that is not registered."""
+    """Offline as ``model.kafka_health.iter_partitions`` judges it: no leader, or one that is not registered."""
     return leader == -1 or leader not in registered
 
 

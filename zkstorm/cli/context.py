@@ -143,7 +143,7 @@ def emit(settings: Settings, fmt: Format, shown: Shown, *, notes: bool = True) -
     cluster could not read or decode (``finish``). A stream to a file or pipe goes on under the progress
     display; anything drawn for the terminal takes the display down first."""
     cluster = settings.opened
-    if cluster is not None and shown.as_of_secs is None:
+    if cluster is not None and shown.as_of_secs is None and fmt is Format.PROMETHEUS:  # what a scrape says
         shown.as_of_secs = cluster.now()
         shown.problems = cluster.problems
     console = stdout_console() if fmt in (Format.TABLE, Format.TREE) else None

@@ -82,7 +82,7 @@ _shared_ids: dict[tuple[int, ...], tuple[int, ...]] = {}
 def shared_ids(ids: tuple[int, ...]) -> tuple[int, ...]:
     """One tuple object per distinct list of broker ids (a replica set, an ISR). A million partitions
     name a few thousand distinct replica sets among their brokers, and the views that judge every
-    partition hold them all (``health.KafkaState``): shared, each costs a pointer instead of a tuple.
+    partition hold them all (``model.kafka_state.KafkaState``): shared, each costs a pointer instead of a tuple.
     The cache is bounded (cleared when full), so a long-running process does not grow with it."""
     found = _shared_ids.get(ids)
     if found is None:

@@ -400,7 +400,7 @@ def tally_walk(
     """Count every node of a source's walk (``RawNode``; a ``Denied`` one goes to ``unreadable``) into
     ``tally``, with kinds under ``roots``. With ``discover`` (a source whose listings are not cheap:
     ZooKeeper's files) the roots are found from the names the walk itself yields, as
-    ``collect.discovering_walk`` finds them, and a znode no decoder claims under the roots known so far
+    ``model.walk.decoded_walk(discover=True)`` finds them, and a znode no decoder claims under the roots known so far
     waits (its path, size and flag, not its data) until the walk ends, to be placed under every root
     found. Returns the roots the kinds were taken under."""
     from functools import partial
