@@ -150,7 +150,6 @@ def test_the_import_graph_has_no_circle() -> None:
     stack: list[str] = []
     on_stack: set[str] = set()
     circles: list[list[str]] = []
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
 
     def visit(module: str) -> None:  # Tarjan's strongly connected components
         index[module] = low[module] = len(index)

@@ -567,7 +567,7 @@ def read_change_times(spark: Any, base: str) -> ChangeTimes:
     """The changes an incident's exact times come from, out of a changes dataset (``zkstorm changes
     --out``: the snapshot's layout, read by its manifests). Runs whose windows overlap hold a change twice:
     one per (cluster, zxid, path)."""
-    from .snapshots import SnapshotSet
+    from .inputs import SnapshotSet
 
     F = _F()
     found = ChangeTimes()
