@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
 from ..decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
-from ..decode.registry import REGISTRY, DecodeContext, Decoder, Registry
+from ..decode.registry import REGISTRY, DecodeContext, Decoder, Detail, Registry
 from ..decode.sniff import detect_encoding
 from ..errors import DecodeError, FailureType
 from ..layout import (
@@ -85,7 +85,7 @@ def decode_node(
     roots: Roots = DEFAULT_ROOTS,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
-    detail: bool = False,
+    detail: Detail = False,
 ) -> tuple[Znode, list[Any]]:
     """The znode record of ``raw`` and whatever its registered decoder makes of the bytes (``decode_one``
     without the redaction flag: what a walk needs)."""
@@ -99,7 +99,7 @@ def decode_one(
     roots: Roots = DEFAULT_ROOTS,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
-    detail: bool = False,
+    detail: Detail = False,
 ) -> tuple[Znode, list[Any], bool]:
     """The znode record of ``raw``, whatever its registered decoder makes of the bytes, and whether the
     decoder redacted a secret in them (``DecodeContext.redacted``).
@@ -189,7 +189,7 @@ def decoded_walk(
     roots: Roots,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
-    detail: bool = False,
+    detail: Detail = False,
     depth: int | None = None,
     stats: WalkStats | None = None,
     helper: DecodeHelper | None = None,
@@ -214,7 +214,7 @@ def _decoded_in_order(
     roots: Roots,
     registry: Registry,
     show_secrets: bool,
-    detail: bool,
+    detail: Detail,
     helper: DecodeHelper | None,
 ) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
     """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
@@ -236,7 +236,7 @@ def _discovering(
     roots: Roots,
     registry: Registry,
     show_secrets: bool,
-    detail: bool,
+    detail: Detail,
     found: list[Roots] | None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
