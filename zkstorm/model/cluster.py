@@ -57,7 +57,7 @@ from .storm import (
     with_leadership,
     worker_hosts,
 )
-from .storm_stats import ExecutorFigures, every_component_stats, executor_figures_of_columns
+from .storm_stats import ExecutorFigures, every_component_stats
 from .walk import decode_node, decode_one, decoded_walk
 
 if TYPE_CHECKING:
@@ -552,13 +552,17 @@ class Cluster:
                 if system != STORM:
                     kafka_root = root
                     break
+            beat_root = ""
             for record in records:
                 kind = type(record)
                 if kind in _StormJoins.HELD:
                     self._storm_joins(storm, record.root).hold(record)
                     continue
+                if kind is ExecutorFigures:  # what the heartbeat's counters before it sum to (``decode_node``)
+                    self._storm_joins(storm, beat_root).figures.append(record)
+                    continue
                 if kind is StormExecutorStatColumns:  # one heartbeat's counters
-                    self._storm_joins(storm, record.root).figures.extend(executor_figures_of_columns(record))
+                    beat_root = record.root
                 elif kind is StormExecutor:
                     self._storm_joins(storm, record.root).executors.append(record)
                 elif kind is StormComponent:
