@@ -538,6 +538,7 @@ class Cluster:
         storm: dict[str, _StormJoins] = {}  # per Storm root: a join never mixes two clusters' rows
         usage = UsageTally("/", depth=SNAPSHOT_USAGE_DEPTH, largest=SNAPSHOT_LARGEST_ZNODES)
         kinds = KindLookup(self.roots, self.registry)
+        kafka_over = _KafkaRootOver(self.roots)
         # a heartbeat's counters come as columns (``StormExecutorStatColumns``), written to Parquet as such
         for path, znode, records in self._decoded_walk("/", detail=DETAIL_COLUMNS, found=found):
             roots = found[-1] if found else self.roots
@@ -547,11 +548,9 @@ class Cluster:
                     kinds = KindLookup(roots, self.registry)
                 claimed = znode.decode_status != "not-decoded"  # decoded, or failed: a decoder claimed it
                 usage.add(path, znode.data_length, znode.ephemeral, kinds(path, claimed))
-            kafka_root = None  # the deepest Kafka root over the path
-            for system, root, _ in roots.locate(path):  # deepest first
-                if system != STORM:
-                    kafka_root = root
-                    break
+            if kafka_over.roots is not roots:
+                kafka_over = _KafkaRootOver(roots)
+            kafka_root = kafka_over(path)
             beat_root = ""
             for record in records:
                 kind = type(record)
@@ -654,3 +653,31 @@ def plain_value(data: bytes | None, encoding: str) -> Any:
     if encoding == "text":
         return data.decode("utf-8-sig")
     return None
+
+
+_PARENTS_KEPT = 4096  # a million partitions are a million parents: memory stays bounded
+
+
+class _KafkaRootOver:
+    """The deepest Kafka root over a path (the path itself included), or None: the snapshot asks it for
+    every znode, so it is worked out once per parent (the roots over a node are those over its parent,
+    and the node itself if it is one), not per znode."""
+
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+        self._kafka = frozenset(roots.kafka)
+        self._by_parent: dict[str, str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        if path in self._kafka:
+            return path
+        parent = path.rpartition("/")[0] or "/"
+        try:
+            return self._by_parent[parent]
+        except KeyError:
+            pass
+        deepest = next((root for system, root, _ in self.roots.locate(parent) if system != STORM), None)
+        if len(self._by_parent) >= _PARENTS_KEPT:  # the walk is depth first: the recent parents are the ones asked
+            self._by_parent.clear()
+        self._by_parent[parent] = deepest
+        return deepest
