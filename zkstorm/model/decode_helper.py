@@ -51,12 +51,13 @@ def costly(data: bytes | None) -> bool:
 _WHOLE_IN_SNAPSHOT = ("/workerbeats/", "/assignments/")
 
 
-def costly_in(options: dict[str, Any]) -> Callable[[RawNode], bool]:
-    """Which ``RawNode``s a walk with these decode options sends to the helper."""
+def costly_in(options: dict[str, Any]) -> Callable[[RawNode], bool] | None:
+    """Which other ``RawNode``s than Java payloads a walk with these decode options sends to the helper
+    (None: none, and the walk asks nothing more per znode)."""
     if options.get("detail") != DETAIL_COLUMNS:
-        return lambda raw: costly(raw.data)
+        return None
     beats, assignments = _WHOLE_IN_SNAPSHOT
-    return lambda raw: costly(raw.data) or (bool(raw.data) and (beats in raw.path or assignments in raw.path))
+    return lambda raw: bool(raw.data) and (beats in raw.path or assignments in raw.path)
 
 
 class DecodeHelper:
@@ -324,10 +325,10 @@ def in_walk_order(
             must = must and len(held) > limit
 
     limit = WINDOW
-    is_costly = costly_in(options)
+    also_costly = costly_in(options)
     try:
         for item in items:
-            if type(item) is RawNode and is_costly(item):
+            if type(item) is RawNode and (costly(item.data) or (also_costly is not None and also_costly(item))):
                 seen += 1
                 if seen > START_AFTER and not helper.given_up:
                     entry = [item, _WAITING, None]
