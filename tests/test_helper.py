@@ -15,6 +15,7 @@ from kazoo.client import KazooClient
 
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
+from tests.test_snapshot import read
 from zkstorm.model import Cluster
 from zkstorm.model import decode_helper as helper_module
 from zkstorm.records import Znode
@@ -197,3 +198,36 @@ def test_a_registry_with_decoders_of_the_callers_own_is_not_sent_to_the_helper(
     helped, used = walked(legacy.zk, helper=True)
     assert used.pid is None and used.decoded == 0
     assert helped == walked(legacy.zk, helper=False)[0]
+
+
+def test_a_snapshot_sends_worker_heartbeats_to_the_helper_and_writes_what_it_writes_without_it(
+    writer: KazooClient, zk_root: Chroot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A snapshot decodes every worker heartbeat whole (its executor counters as columns, and the figures
+    they sum to): Thrift ones too go to the helper, and every table is the same as without it."""
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    sent: list[str] = []
+    submit = helper_module.DecodeHelper.submit
+    monkeypatch.setattr(
+        helper_module.DecodeHelper, "submit", lambda self, raw, *a: sent.append(raw.path) or submit(self, raw, *a)
+    )
+    outs = {}
+    for name, env in (("helped", {}), ("alone", {"ZKSTORM_DECODE_HELPER": "0"})):
+        outs[name] = tmp_path / name
+        result = run("--zk", zk_root.zk, "snapshot", str(outs[name]), "--cluster", "test", env=env)
+        assert result.exit_code == 0, result.output
+        if name == "helped":
+            assert any("/workerbeats/" in path for path in sent)
+    tables = sorted(p.name for p in outs["alone"].iterdir() if not p.name.startswith(("_", ".")))
+    assert {"storm_executor_stats", "storm_component_stats", "storm_workers"} <= set(tables)
+    assert tables == sorted(p.name for p in outs["helped"].iterdir() if not p.name.startswith(("_", ".")))
+    for table in tables:
+        if table == "zk_members":
+            continue  # the server's own figures (latency, connections) as each run reads them
+        helped, alone = (
+            [{k: v for k, v in row.items() if k not in ("snapshot_time", "age_secs")} for row in read(out, table)]
+            for out in (outs["helped"], outs["alone"])
+        )
+        assert helped == alone, table
+        assert helped, table

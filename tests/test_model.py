@@ -172,3 +172,32 @@ def test_on_an_ensemble_of_two_storm_and_two_kafka_clusters_each_roots_views_equ
             ("storm_topologies", "storm_workers") if system == "storm" else ("kafka_brokers", "kafka_partitions")
         ):
             assert [r for r in read(out, table) if r["root"] == root], (table, root)
+
+
+@pytest.mark.parametrize(
+    ("name", "flags"), [("storm2", ()), ("storm1", ("--storm-root", "/storm1"))], ids=["storm2", "storm1"]
+)
+def test_executor_stat_rows_of_the_view_are_the_snapshot_rows_one_for_one(
+    writer: KazooClient, zk_root: Chroot, tmp_path: Path, name: str, flags: tuple[str, ...]
+) -> None:
+    """The snapshot writes a heartbeat's counters from columns (``StormExecutorStatColumns``), the view
+    shows rows made from the same columns: each row as many times in both (the test above compares
+    sets), and the component stats summed from them equal."""
+    from zkstorm.records import StormComponentStats, StormExecutorStat
+
+    load_cluster(writer, zk_root.path, "storm", name)
+    out = tmp_path / "out"
+    snapshot(zk_root.zk, out, *flags)
+    shown = view_rows(zk_root, flags, "storm", "workers", "--stats")[StormExecutorStat]
+    stored = read(out, table_name(StormExecutorStat))
+    assert len(shown) > 50
+    assert sorted(comparable(r, StormExecutorStat) for r in shown) == sorted(
+        comparable(r, StormExecutorStat) for r in stored
+    )
+    stats = read(out, table_name(StormComponentStats))
+    for topology in next(iter(view_rows(zk_root, flags, "storm", "topologies").values())):
+        topology_id = topology["topology_id"]
+        for window in ("10m", "3h", "1d", "all"):
+            view = view_rows(zk_root, flags, "storm", "components", topology_id, "--window", window)
+            for row in view.get(StormComponentStats, []):
+                assert comparable(row, StormComponentStats) in {comparable(r, StormComponentStats) for r in stats}

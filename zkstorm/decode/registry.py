@@ -10,10 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from ..errors import DecodeError, FailureType
 from ..layout import Roots, matches
+
+# ``detail`` as the snapshot asks for it: a heartbeat's counters come as one ``StormExecutorStatColumns``
+# instead of a ``StormExecutorStat`` per counter (the snapshot writes them to Parquet as columns)
+DETAIL_COLUMNS: Literal["columns"] = "columns"
+Detail = bool | Literal["columns"]
 
 
 @dataclass(slots=True)
@@ -25,7 +30,7 @@ class DecodeContext:
     relative: str
     stat: Any
     show_secrets: bool = False
-    detail: bool = False  # also produce bulky detail rows (per-executor stats of a heartbeat)
+    detail: Detail = False  # also produce bulky detail rows (per-executor stats of a heartbeat)
     # Set by a decoder that learnt the payload's encoding by reading it (``sniff``'s names), so the bytes
     # are parsed once: ``decode_node`` sniffs only what no decoder claims, or what one failed on.
     encoding: str | None = None

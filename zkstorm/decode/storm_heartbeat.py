@@ -1,20 +1,22 @@
 """Worker heartbeats (``workerbeats/{topology}/{node}-{port}``, Storm's ``ClusterWorkerHeartbeat``): the
-worker's beat, and with ``detail`` every executor counter it carries (``StormExecutorStat``).
+worker's beat, and with ``detail`` every executor counter it carries (``StormExecutorStat``, or for the
+snapshot one ``StormExecutorStatColumns`` of them all).
 
 A heartbeat is the bulk of a Storm tree's bytes and of its decoding, so it has a fast path: a walk that
 only summarises reads the head and the fixed-width tail (``heartbeat_head_and_tail``) and skips the stats
-map; a snapshot reads the map in one loop and fills the counter rows slot by slot (``_stat_rows``)."""
+map; a snapshot reads the map in one loop and takes the counters as columns, a map of them at a time
+(``_stat_columns``)."""
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from operator import itemgetter
 from typing import Any
 
 from ..errors import DecodeError
-from ..records import StormExecutorStat, StormWorker
+from ..records import StormExecutorStatColumns, StormWorker
 from ..units import duration_text, utc_text
-from .registry import DecodeContext, utc
+from .registry import DETAIL_COLUMNS, DecodeContext, utc
 from .storm_legacy import legacy_heartbeat
 from .storm_payload import ENVELOPE_ENCODING, java_payload, read_thrift, split_slot
 from .thrift import unwrap
@@ -52,7 +54,8 @@ def decode_heartbeat(context: DecodeContext, data: bytes | None) -> list[Any]:
     )
     if not context.detail:
         return [worker]
-    return [worker, *_stat_rows(topology_id, node, port, beat["executor_stats"], context.root)]
+    stats = _stat_columns(topology_id, node, port, beat["executor_stats"], context.root)
+    return [worker, stats] if context.detail == DETAIL_COLUMNS else [worker, *stats.rows()]
 
 
 _BEAT_HEAD = struct.Struct(">bhi")  # STRING, field 1, length
@@ -108,7 +111,16 @@ def heartbeat_head_and_tail(data: bytes | None) -> dict[str, Any] | None:
     return None
 
 
-def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str, Any]], root: str) -> Iterator[Any]:
+def _stat_columns(
+    topology_id: str, node: str, port: int, stats: dict[Any, dict[str, Any]], root: str
+) -> StormExecutorStatColumns:
+    """The counter rows of a heartbeat's stats map, as columns: each (executor, metric, window) map of
+    stream → value is one run of rows, its keys and values taken over whole (``list.extend`` over the
+    map, not a step per counter)."""
+    runs: list[tuple[int, int, str | None, str, str, int]] = []
+    stream_column: list[str] = []
+    source_column: list[str | None] = []
+    value_column: list[float] = []
     for (start, end), executor in stats.items():
         specific = executor.get("specific") or {}
         executor_type = "spout" if "spout" in specific else "bolt" if "bolt" in specific else None
@@ -124,28 +136,34 @@ def _stat_rows(topology_id: str, node: str, port: int, stats: dict[Any, dict[str
             tables += [(m, specific["bolt"].get(m) or {}) for m in _BOLT_METRICS]
         for metric, windows in tables:
             for window, streams in windows.items():
-                window = str(window)
-                for stream, value in streams.items():
-                    source, stream_id = (stream if isinstance(stream, tuple) else (None, stream))[:2]
-                    # a heartbeat gives hundreds of rows: filled slot by slot, a quarter of the keyword
-                    # call's time (tests/test_storm.py checks every field is set)
-                    row = _bare(StormExecutorStat)
-                    row.topology_id = topology_id
-                    row.node = node
-                    row.port = port
-                    row.start_task = start
-                    row.end_task = end
-                    row.executor_type = executor_type
-                    row.metric = metric
-                    row.window = window
-                    row.stream = str(stream_id)
-                    row.source_component = source
-                    row.value = float(value)
-                    row.root = root
-                    yield row
-
-
-_bare = object.__new__
+                rows = len(streams)
+                if not rows:
+                    continue
+                runs.append((start, end, executor_type, metric, str(window), rows))
+                keys = streams.keys()
+                kinds = set(map(type, keys))
+                if tuple not in kinds:  # an output stream's id
+                    stream_column.extend(map(str, keys))
+                    source_column.extend([None] * rows)
+                elif kinds == {tuple} and set(map(len, keys)) == {2}:  # GlobalStreamId: (component, stream)
+                    source_column.extend(map(itemgetter(0), keys))
+                    stream_column.extend(map(str, map(itemgetter(1), keys)))
+                else:  # no shape Storm writes: each key as the row it stands for reads it
+                    for key in keys:
+                        source, stream_id = (key if isinstance(key, tuple) else (None, key))[:2]
+                        source_column.append(source)
+                        stream_column.append(str(stream_id))
+                value_column.extend(map(float, streams.values()))
+    return StormExecutorStatColumns(
+        topology_id=topology_id,
+        node=node,
+        port=port,
+        root=root,
+        runs=runs,
+        stream=stream_column,
+        source_component=source_column,
+        value=value_column,
+    )
 
 
 def summarize_heartbeat(records: list[Any]) -> str:

@@ -142,6 +142,9 @@ class _Table:
     sink: Any = None  # the output stream, closed by us: ParquetWriter.close leaves a stream it was given open
     writer: pq.ParquetWriter | None = None
     buffer: list[Any] = field(default_factory=list)  # the records themselves, turned into columns per batch
+    # or rows that came as columns (``StormExecutorStatColumns``): their columns, extended batch by batch
+    column_buffer: dict[str, list[Any]] = field(default_factory=dict)
+    column_rows: int = 0
     rows: int = 0
     placed: bool = False  # renamed to its final name (not committed until the manifest lists it)
 
@@ -185,6 +188,7 @@ class Snapshot:
         self._manifest_path = f"{self.base}/{MANIFESTS}/{manifest_name(snapshot_id)}"
         self._manifest_tmp = f"{self.base}/{MANIFESTS}/.{manifest_name(snapshot_id)}.tmp"
         self._tables: dict[type, _Table] = {}
+        self._columnar: dict[type, _Table] = {}  # a type of columns (``ROW_TYPE``) → its rows' table
         self._committed = False
         self._commit_tried = False  # the manifest's rename was attempted: only then can a failure be a commit
         self._lock: Lock | None = None
@@ -217,9 +221,28 @@ class Snapshot:
     def add(self, record: Any) -> None:
         table = self._tables.get(type(record))
         if table is None:
-            table = self._open(type(record))
+            table = self._columnar.get(type(record)) or self._open(type(record))
+        if table.record_type is not type(record):  # rows that come as columns
+            self._add_columns(table, record)
+            return
+        if table.column_rows:
+            self._flush(table)  # rows in the order they came
         table.buffer.append(record)
         if len(table.buffer) >= self.batch_rows:
+            self._flush(table)
+
+    def _add_columns(self, table: _Table, batch: Any) -> None:
+        """The rows of a batch of columns (``StormExecutorStatColumns``): its columns extend the table's,
+        with no Python object per row."""
+        if table.buffer:
+            self._flush(table)
+        columns = batch.columns()
+        if not table.column_buffer:
+            table.column_buffer = {name: [] for name in columns}
+        for name, values in columns.items():
+            table.column_buffer[name] += values
+        table.column_rows += len(batch)
+        if table.column_rows >= self.batch_rows:
             self._flush(table)
 
     def add_all(self, records: Iterable[Any]) -> None:
@@ -227,6 +250,11 @@ class Snapshot:
             self.add(record)
 
     def _open(self, record_type: type) -> _Table:
+        row_type = getattr(record_type, "ROW_TYPE", None)
+        if row_type is not None:  # columns of another type's rows: that type's table
+            table = self._tables.get(row_type) or self._open(row_type)
+            self._columnar[record_type] = table
+            return table
         name = table_name(record_type)
         directory = f"{self.base}/{name}/snapshot_date={self.snapshot_time:%Y-%m-%d}"
         with _io("create", directory):
@@ -237,6 +265,13 @@ class Snapshot:
         return table
 
     def _flush(self, table: _Table) -> None:
+        if table.column_rows:
+            n = table.column_rows
+            names = table.schema.names[len(self._constants) :]
+            arrays = self._constant_arrays(n)
+            arrays += [pa.array(table.column_buffer[c], type=table.schema.field(c).type) for c in names]
+            table.column_buffer, table.column_rows = {}, 0
+            self._write(table, arrays, n)
         if not table.buffer:
             return
         rows = table.buffer
@@ -246,13 +281,16 @@ class Snapshot:
         arrays = self._constant_arrays(len(rows))
         for column in table.schema.names[len(self._constants) :]:
             arrays.append(pa.array(list(map(attrgetter(column), rows)), type=table.schema.field(column).type))
+        table.buffer = []
+        self._write(table, arrays, len(rows))
+
+    def _write(self, table: _Table, arrays: list[pa.Array], n: int) -> None:
         with _io("write", table.tmp_path):
             if table.writer is None:
                 table.sink = self.filesystem.open_output_stream(table.tmp_path)
                 table.writer = pq.ParquetWriter(table.sink, table.schema, compression="zstd")
             table.writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=table.schema))
-        table.rows += len(rows)
-        table.buffer = []
+        table.rows += n
 
     def _constant_arrays(self, n: int) -> list[pa.Array]:
         """The snapshot's own columns (id, time, cluster) for ``n`` rows: slices of arrays made once, since
@@ -266,7 +304,7 @@ class Snapshot:
         return [column.slice(0, n) for column in self._constant_columns]
 
     def counts(self) -> dict[str, int]:
-        return {table_name(t.record_type): t.rows + len(t.buffer) for t in self._tables.values()}
+        return {table_name(t.record_type): t.rows + len(t.buffer) + t.column_rows for t in self._tables.values()}
 
     def commit(self, manifest: dict[str, Any]) -> dict[str, Any]:
         """Finish and place every file under this run's names, then commit by renaming the manifest that

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
-from ..decode.registry import REGISTRY, Registry
+from ..decode.registry import DETAIL_COLUMNS, REGISTRY, Detail, Registry
 from ..defaults import KAFKA_ROOT, STALE_AFTER_SECS, STORM_ROOT
 from ..errors import NotAllowedError, NotFoundError, RootNotFoundError, UsageError
 from ..layout import STORM, Roots, ancestors, discover_roots, is_secret_path, join, merged, root_kinds
@@ -32,7 +32,7 @@ from ..records import (
     StormComponent,
     StormError,
     StormExecutor,
-    StormExecutorStat,
+    StormExecutorStatColumns,
     StormLeaderInfo,
     StormLeaderLatch,
     StormNimbus,
@@ -57,7 +57,7 @@ from .storm import (
     with_leadership,
     worker_hosts,
 )
-from .storm_stats import ExecutorFigures, every_component_stats, executor_figures
+from .storm_stats import ExecutorFigures, every_component_stats
 from .walk import decode_node, decode_one, decoded_walk
 
 if TYPE_CHECKING:
@@ -343,7 +343,7 @@ class Cluster:
         return bool(self.source.exists(path))
 
     def _decoded_walk(
-        self, path: str, *, depth: int | None = None, detail: bool = False, found: list[Roots] | None = None
+        self, path: str, *, depth: int | None = None, detail: Detail = False, found: list[Roots] | None = None
     ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
         """The walk behind ``walk`` and the snapshot: decoded under every root on the source. Where a
         listing is cheap the roots are found first (``decode_roots``); over ZooKeeper's files they are
@@ -362,7 +362,7 @@ class Cluster:
         path: str,
         *,
         depth: int | None,
-        detail: bool,
+        detail: Detail,
         discover: bool = False,
         found: list[Roots] | None = None,
     ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
@@ -538,7 +538,9 @@ class Cluster:
         storm: dict[str, _StormJoins] = {}  # per Storm root: a join never mixes two clusters' rows
         usage = UsageTally("/", depth=SNAPSHOT_USAGE_DEPTH, largest=SNAPSHOT_LARGEST_ZNODES)
         kinds = KindLookup(self.roots, self.registry)
-        for path, znode, records in self._decoded_walk("/", detail=True, found=found):
+        kafka_over = _KafkaRootOver(self.roots)
+        # a heartbeat's counters come as columns (``StormExecutorStatColumns``), written to Parquet as such
+        for path, znode, records in self._decoded_walk("/", detail=DETAIL_COLUMNS, found=found):
             roots = found[-1] if found else self.roots
             if znode is not None:
                 yield znode
@@ -546,19 +548,20 @@ class Cluster:
                     kinds = KindLookup(roots, self.registry)
                 claimed = znode.decode_status != "not-decoded"  # decoded, or failed: a decoder claimed it
                 usage.add(path, znode.data_length, znode.ephemeral, kinds(path, claimed))
-            kafka_root = None  # the deepest Kafka root over the path
-            for system, root, _ in roots.locate(path):  # deepest first
-                if system != STORM:
-                    kafka_root = root
-                    break
-            counters: list[StormExecutorStat] = []
+            if kafka_over.roots is not roots:
+                kafka_over = _KafkaRootOver(roots)
+            kafka_root = kafka_over(path)
+            beat_root = ""
             for record in records:
                 kind = type(record)
                 if kind in _StormJoins.HELD:
                     self._storm_joins(storm, record.root).hold(record)
                     continue
-                if kind is StormExecutorStat:
-                    counters.append(record)
+                if kind is ExecutorFigures:  # what the heartbeat's counters before it sum to (``decode_node``)
+                    self._storm_joins(storm, beat_root).figures.append(record)
+                    continue
+                if kind is StormExecutorStatColumns:  # one heartbeat's counters
+                    beat_root = record.root
                 elif kind is StormExecutor:
                     self._storm_joins(storm, record.root).executors.append(record)
                 elif kind is StormComponent:
@@ -566,8 +569,6 @@ class Cluster:
                 elif kind is StormSupervisor:
                     self._storm_joins(storm, record.root).supervisors.append(record)
                 yield record
-            if counters:  # one heartbeat's: one root
-                self._storm_joins(storm, counters[0].root).figures.extend(executor_figures(counters))
             if kafka_root is not None:
                 if kafka_root not in builders:
                     builders[kafka_root] = KafkaStateBuilder(kafka_root, keep_other=False)
@@ -652,3 +653,31 @@ def plain_value(data: bytes | None, encoding: str) -> Any:
     if encoding == "text":
         return data.decode("utf-8-sig")
     return None
+
+
+_PARENTS_KEPT = 4096  # a million partitions are a million parents: memory stays bounded
+
+
+class _KafkaRootOver:
+    """The deepest Kafka root over a path (the path itself included), or None: the snapshot asks it for
+    every znode, so it is worked out once per parent (the roots over a node are those over its parent,
+    and the node itself if it is one), not per znode."""
+
+    def __init__(self, roots: Roots) -> None:
+        self.roots = roots
+        self._kafka = frozenset(roots.kafka)
+        self._by_parent: dict[str, str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        if path in self._kafka:
+            return path
+        parent = path.rpartition("/")[0] or "/"
+        try:
+            return self._by_parent[parent]
+        except KeyError:
+            pass
+        deepest = next((root for system, root, _ in self.roots.locate(parent) if system != STORM), None)
+        if len(self._by_parent) >= _PARENTS_KEPT:  # the walk is depth first: the recent parents are the ones asked
+            self._by_parent.clear()
+        self._by_parent[parent] = deepest
+        return deepest

@@ -33,6 +33,7 @@ from ..records import (
     StormError,
     StormExecutor,
     StormExecutorStat,
+    StormExecutorStatColumns,
     StormWorker,
 )
 
@@ -117,7 +118,7 @@ def executor_figures(stats: Iterable[StormExecutorStat]) -> list[ExecutorFigures
     chained ``setdefault`` calls (half the time on the sandbox's heartbeats)."""
     # executor → window → (source component, stream) → metric → value: a latency pairs with the count
     # of its own stream and window
-    tables: dict[tuple[Any, ...], dict[str, dict[tuple[str | None, str], dict[str, float]]]] = {}
+    tables: _Tables = {}
     for s in stats:
         key = (s.topology_id, s.node, s.port, s.start_task, s.end_task, s.executor_type)
         windows = tables.get(key)
@@ -132,6 +133,41 @@ def executor_figures(stats: Iterable[StormExecutorStat]) -> list[ExecutorFigures
         if metrics is None:
             metrics = streams[key_of_stream] = {}
         metrics[s.metric] = s.value
+    return _figures(tables)
+
+
+def executor_figures_of_columns(stats: StormExecutorStatColumns) -> list[ExecutorFigures]:
+    """``executor_figures`` of the rows one heartbeat's columns hold (the snapshot's): grouped in row order
+    as that groups the rows, so the sums are added in the same order and are equal to the last bit."""
+    tables: _Tables = {}
+    head = (stats.topology_id, stats.node, stats.port)
+    rows = list(zip(zip(stats.source_component, stats.stream, strict=True), stats.value, strict=True))
+    at = 0
+    executor: tuple[Any, ...] = ()
+    windows: dict[str, dict[tuple[str | None, str], dict[str, float]]] = {}
+    for start, end, executor_type, metric, window, n in stats.runs:
+        if executor != (start, end, executor_type):  # an executor's runs come one after another
+            executor = (start, end, executor_type)
+            key = (*head, *executor)
+            windows = tables.get(key) or tables.setdefault(key, {})
+        streams = windows.get(window)
+        if streams is None:
+            streams = windows[window] = {}
+        for key_of_stream, value in rows[at : at + n]:
+            metrics = streams.get(key_of_stream)
+            if metrics is None:
+                metrics = streams[key_of_stream] = {}
+            metrics[metric] = value
+        at += n
+    return _figures(tables)
+
+
+# executor → window → (source component, stream) → metric → value: a latency pairs with the count of its
+# own stream and window
+_Tables = dict[tuple[Any, ...], dict[str, dict[tuple[str | None, str], dict[str, float]]]]
+
+
+def _figures(tables: _Tables) -> list[ExecutorFigures]:
     out = []
     for (topology_id, node, port, start, end, executor_type), windows in tables.items():
         executor = ExecutorFigures(topology_id, node, port, (start, end), executor_type)

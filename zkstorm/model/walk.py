@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from ..decode import kafka as _kafka_decoders  # noqa: F401  (registers the Kafka decoders)
 from ..decode import storm as _storm_decoders  # noqa: F401  (registers the Storm decoders)
-from ..decode.registry import REGISTRY, DecodeContext, Decoder, Registry
+from ..decode.registry import DETAIL_COLUMNS, REGISTRY, DecodeContext, Decoder, Detail, Registry
 from ..decode.sniff import detect_encoding
 from ..errors import DecodeError, FailureType
 from ..layout import (
@@ -34,12 +34,14 @@ from ..layout import (
 from ..records import (
     DecodeFailure,
     DecodeWarning,
+    StormExecutorStatColumns,
     Unreadable,
     Znode,
 )
 from ..redact import exception_text
 from ..sources.base import Denied, RawNode, Source, WalkStats
 from .decode_helper import DecodeHelper, in_walk_order
+from .storm_stats import executor_figures_of_columns
 
 log = logging.getLogger(__name__)
 _BUILTIN_DECODERS = len(REGISTRY)  # the decoders zkstorm registers when imported, as in the helper process
@@ -85,11 +87,17 @@ def decode_node(
     roots: Roots = DEFAULT_ROOTS,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
-    detail: bool = False,
+    detail: Detail = False,
 ) -> tuple[Znode, list[Any]]:
     """The znode record of ``raw`` and whatever its registered decoder makes of the bytes (``decode_one``
-    without the redaction flag: what a walk needs)."""
+    without the redaction flag: what a walk needs). With ``detail=DETAIL_COLUMNS`` (the snapshot's walk), a
+    heartbeat's counters come as one ``StormExecutorStatColumns`` followed by the ``ExecutorFigures`` they
+    sum to: worked out wherever the heartbeat is decoded, so in the helper process when it takes it."""
     znode, records, _ = decode_one(raw, roots=roots, registry=registry, show_secrets=show_secrets, detail=detail)
+    if detail == DETAIL_COLUMNS and records:
+        for record in records:
+            if type(record) is StormExecutorStatColumns:
+                return znode, [*records, *executor_figures_of_columns(record)]
     return znode, records
 
 
@@ -99,7 +107,7 @@ def decode_one(
     roots: Roots = DEFAULT_ROOTS,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
-    detail: bool = False,
+    detail: Detail = False,
 ) -> tuple[Znode, list[Any], bool]:
     """The znode record of ``raw``, whatever its registered decoder makes of the bytes, and whether the
     decoder redacted a secret in them (``DecodeContext.redacted``).
@@ -189,7 +197,7 @@ def decoded_walk(
     roots: Roots,
     registry: Registry = REGISTRY,
     show_secrets: bool = False,
-    detail: bool = False,
+    detail: Detail = False,
     depth: int | None = None,
     stats: WalkStats | None = None,
     helper: DecodeHelper | None = None,
@@ -214,7 +222,7 @@ def _decoded_in_order(
     roots: Roots,
     registry: Registry,
     show_secrets: bool,
-    detail: bool,
+    detail: Detail,
     helper: DecodeHelper | None,
 ) -> Iterator[tuple[RawNode | Denied, tuple[Znode | None, list[Any]]]]:
     """(item, (znode, records)) for each walked item, in walk order; an unreadable one as (None,
@@ -236,7 +244,7 @@ def _discovering(
     roots: Roots,
     registry: Registry,
     show_secrets: bool,
-    detail: bool,
+    detail: Detail,
     found: list[Roots] | None,
 ) -> Iterator[tuple[str, Znode | None, list[Any]]]:
     """``decoded_walk`` for a source whose listings are not cheap (ZooKeeper's files, where a listing
