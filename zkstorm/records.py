@@ -1677,6 +1677,10 @@ class ChangeSummary:
     root: str | None
 
 
+# Rows carried as columns instead of records (``StormExecutorStatColumns``): not record types (no table,
+# no JSON form of their own); each is written to its ``ROW_TYPE``'s table and shown as its rows.
+COLUMN_BATCHES: tuple[type, ...] = (StormExecutorStatColumns,)
+
 # The change kinds (``zkstorm changes``): written to Parquet by ``changes --out`` (one table per kind,
 # named by the kind), never by a snapshot.
 CHANGE_TYPES: tuple[type, ...] = (
