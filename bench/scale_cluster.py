@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from zkstorm.sandbox.encode import kafka_json  # noqa: E402
-from zkstorm.sandbox.synth import SeedNode, storm_cluster  # noqa: E402
+from zkstorm.sandbox.synth import SeedNode, broker_registration, storm_cluster  # noqa: E402
 
 BROKERS = 60
 DEAD = (7, 44)  # registered nowhere, still in replica lists
@@ -66,19 +66,7 @@ def kafka_nodes(partitions: int, *, now: int, root: str = "/kafka", seed: int = 
     for b in brokers:
         if b in DEAD:
             continue
-        host = f"kafka-{b:03d}.prod.example.com"
-        registration = {
-            "features": {},
-            "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SASL_SSL"},
-            "endpoints": [f"INTERNAL://{host}:9092", f"EXTERNAL://{host}:9094"],
-            "rack": f"use1-az{b % 3 + 1}",
-            "jmx_port": 9999,
-            "port": 9092,
-            "host": host,
-            "version": 5,
-            "timestamp": str(now_ms - rng.randint(3600, 30 * 86400) * 1000),
-        }
-        yield SeedNode(f"{root}/brokers/ids/{b}", kafka_json(registration), ephemeral=True)
+        yield SeedNode(f"{root}/brokers/ids/{b}", broker_registration(b, now_ms, rng), ephemeral=True)
     controller = {"version": 2, "brokerid": 1, "timestamp": str(now_ms - 86400_000), "kraftControllerEpoch": -1}
     yield SeedNode(f"{root}/controller", kafka_json(controller), ephemeral=True)
     yield SeedNode(f"{root}/controller_epoch", b"42")

@@ -391,6 +391,24 @@ def _topic_id(rng: random.Random) -> str:
     return base64.urlsafe_b64encode(rng.getrandbits(128).to_bytes(16, "big")).decode().rstrip("=")
 
 
+def broker_registration(broker: int, now_ms: int, rng: random.Random) -> bytes:
+    """A version 5 broker registration (``brokers/ids/{id}``) as a 2.x+ broker writes it, two listeners
+    and a rack of three, registered up to 30 days before ``now_ms``."""
+    host = f"kafka-{broker:03d}.prod.example.com"
+    registration = {
+        "features": {},
+        "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SASL_SSL"},
+        "endpoints": [f"INTERNAL://{host}:9092", f"EXTERNAL://{host}:9094"],
+        "rack": f"use1-az{broker % 3 + 1}",
+        "jmx_port": 9999,
+        "port": 9092,
+        "host": host,
+        "version": 5,
+        "timestamp": str(now_ms - rng.randint(3600, 30 * 86400) * 1000),
+    }
+    return kafka_json(registration)
+
+
 def kafka_cluster(*, scale: int = 1, now: int, seed: int = 11, root: str = "/kafka") -> Iterator[SeedNode]:
     rng = random.Random(seed)
     now_ms = now * 1000
@@ -425,23 +443,10 @@ def kafka_cluster(*, scale: int = 1, now: int, seed: int = 11, root: str = "/kaf
 
     brokers = list(range(1, 4 * scale + 1))
     dead = {b for b in brokers if b % 4 == 0}  # one broker in four is down but still in replica lists
-    racks = ["use1-az1", "use1-az2", "use1-az3"]
     for b in brokers:
         if b in dead:
             continue
-        host = f"kafka-{b:03d}.prod.example.com"
-        registration = {
-            "features": {},
-            "listener_security_protocol_map": {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SASL_SSL"},
-            "endpoints": [f"INTERNAL://{host}:9092", f"EXTERNAL://{host}:9094"],
-            "rack": racks[b % 3],
-            "jmx_port": 9999,
-            "port": 9092,
-            "host": host,
-            "version": 5,
-            "timestamp": str(now_ms - rng.randint(3600, 30 * 86400) * 1000),
-        }
-        yield SeedNode(p(f"brokers/ids/{b}"), kafka_json(registration), ephemeral=True)
+        yield SeedNode(p(f"brokers/ids/{b}"), broker_registration(b, now_ms, rng), ephemeral=True)
     alive = [b for b in brokers if b not in dead]
     controller = alive[0]
     yield SeedNode(
