@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from tests.s3server import S3Server
-    from zkstorm.sandbox import Sandbox
+    from zkstorm.sandbox.seed import Sandbox
 
     s3 = S3Server()
     s3.client().create_bucket(Bucket="zkstorm-bench")

@@ -33,6 +33,9 @@ from scale_cluster import BIG_TOPOLOGY, build, start_server
 
 STORM_SCALE = 50  # 200 topologies, and BIG_TOPOLOGY
 ONE_TOPOLOGY = {"storm components"}  # reads one topology, not the tree: no cost per znode
+# streaming commands: their memory must not grow with the tree (at most STREAMING_RSS_MIB at 3M znodes)
+STREAMING = ("snapshot", "tree -f jsonl", "--from-files tree -f jsonl", "--from-files snapshot")
+STREAMING_RSS_MIB = 400
 
 
 # A child's ru_maxrss starts from its parent's RSS at the fork (Linux keeps the larger high-water mark

@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from zkstorm.export.objectstore import Staging
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
-from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History
+from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Metric
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.store import STORE, HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -136,7 +141,7 @@ def _run(
     if not every:
         return result
     frame = snapshot_frame(spark, every).cache()
-    steps = 1 + len(METRICS) + 1 + bool(html)
+    steps = 3 + bool(html)
 
     # stage 1: the facts of the new snapshots, compared with the kept snapshot just before them
     progress.stage(f"facts of {len(new):,} new snapshots (1/{steps})")
@@ -175,23 +180,28 @@ def _run(
         window.release()
         tables.release()
 
-    # stage 2: the metrics of the whole history, from the facts alone (small)
+    # stage 2: the metrics of the whole history, from the facts alone (small), several at a time
     _plan_for(spark, 0)  # facts are small
     history = History(facts, frame, sorted(snapshot_id for _, snapshot_id in _newest(every).values()))
-    for step, metric in enumerate(METRICS, 2):
-        progress.stage(f"{metric.title} ({step}/{steps})")
+    progress.stage(f"{len(METRICS)} metrics (2/{steps})")
+
+    def metric_table(metric: Metric) -> tuple[Any, int, ChartData]:
         table = metric.compute(history)
         if table is None:
-            result.charts.append(empty(metric.name, metric.system, metric.title))
-            continue
+            return None, 0, empty(metric.name, metric.system, metric.title)
         table = table.cache()
-        result.tables[metric.name] = table.count()
+        rows = table.count()
         if out:
             table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
-        result.charts.append(summarize(metric.name, metric.system, metric.title, table, result.tables[metric.name]))
-        history.computed[metric.name] = table
-    progress.stage(f"incidents ({len(METRICS) + 2}/{steps})")
-    result.incidents = incident_rules.find_incidents(history)
+        return table, rows, summarize(metric.name, metric.system, metric.title, table, rows)
+
+    for metric, (table, rows, chart) in zip(METRICS, concurrently(metric_table, METRICS), strict=True):
+        result.charts.append(chart)
+        if table is not None:
+            result.tables[metric.name] = rows
+            history.computed[metric.name] = table
+    progress.stage(f"incidents ({steps - bool(html)}/{steps})")
+    result.incidents = incident_rules.find_incidents(history, concurrently)
     if changes:
         taken: dict[str, list[datetime]] = {}
         for cluster, _, at in every:
@@ -271,6 +281,17 @@ SMALL_ROWS = 1_000_000  # a read this small is planned for few jobs, not for dat
 # planning it and scheduling small stages, so a second one alongside keeps the executors busy meanwhile
 # (a year's nightly update: its facts 29 s -> 26 s). A large read's jobs are the data: one at a time.
 SMALL_READ_WRITERS = 2
+# Metrics and incident rules run this many at a time: each is a few Spark jobs of small stages over the
+# facts, so a job's scheduling and planning overlap another's work.
+JOBS_AT_ONCE = 4
+
+
+def concurrently(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
+    """``[work(item) for item in items]``, ``JOBS_AT_ONCE`` at a time (each Spark job from a thread of its
+    own; PySpark's pinned threads keep each one's job properties apart), in the order of ``items``; the
+    first failure raises."""
+    with ThreadPoolExecutor(JOBS_AT_ONCE) as pool:
+        return list(pool.map(work, items))
 
 
 def _plan_for(spark: Any, rows: int) -> bool:

@@ -496,11 +496,20 @@ RULES: list[Callable[[History], list[Incident]]] = [
 ]
 
 
-def find_incidents(h: History) -> list[Incident]:
-    """Every rule's incidents, oldest first (most severe first at the same time)."""
+def find_incidents(h: History, run_all: Callable[..., list[list[Incident]]] | None = None) -> list[Incident]:
+    """Every rule's incidents, oldest first (most severe first at the same time). ``run_all(apply,
+    RULES)`` runs the rules (the history job runs several at a time); one after the other by default."""
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
-    found = [incident for rule in RULES for incident in rule(h)]
+
+    def apply(rule: Callable[[History], list[Incident]]) -> list[Incident]:
+        return rule(h)
+
+    found = [incident for incidents in (run_all or _in_turn)(apply, RULES) for incident in incidents]
     return sorted(found, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
+
+
+def _in_turn(work: Callable[[Any], list[Incident]], items: list[Any]) -> list[list[Incident]]:
+    return [work(item) for item in items]
 
 
 def frame(spark: Any, incidents: list[Incident]) -> Any:

@@ -1,0 +1,151 @@
+"""What one ``make bench`` run measured, against the targets, with the machine it ran on: read from the
+JSON each benchmark wrote (``bench-results/``), so every figure here comes from that one run.
+
+Printed: the machine (CPU, cores, memory, Python, Java, the commit); ``snapshot`` and ``tree`` against
+the sequential walk (median of the rounds, and each round's ratio); the nightly history update of a year
+of 100,000 partitions; the largest tree's commands with their peak RSS and µs per znode at both sizes;
+the S3 round trip. A target missed is printed as missed, with the figure.
+
+Usage: ``python bench/summary.py [bench-results]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench_scale import STREAMING, STREAMING_RSS_MIB
+from benchlib import REPO
+
+SNAPSHOT_RATIO = 20.0  # snapshot and tree, each this many times the sequential walk's rate
+NIGHTLY_UPDATE_SECONDS = 30.0  # a year of 100,000 partitions, one night added
+
+
+def machine() -> str:
+    """One line: CPU model, cores, memory, Python, Java, the commit measured."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory = ""
+    try:
+        kib = int(Path("/proc/meminfo").read_text().split()[1])
+        memory = f", {kib / 1024 / 1024:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    java = _output(["java", "-version"], stderr=True).splitlines()[:1]
+    commit = _output(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]).strip()
+    return (
+        f"{model}, {os.cpu_count()} cores{memory}; Python {platform.python_version()}; "
+        f"{java[0] if java else 'no java'}; commit {commit or 'unknown'}"
+    )
+
+
+def _output(command: list[str], *, stderr: bool = False) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stderr if stderr else done.stdout
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
+
+
+def walk_lines(walk: dict[str, Any]) -> list[str]:
+    lines = [
+        f"sequential kazoo walk of {walk['znodes']:,} znodes: {walk['sequential_kazoo_seconds']:.2f}s "
+        f"(median of {walk['rounds']}, measured in the same rounds)"
+    ]
+    for name in ("tree", "snapshot"):
+        ratio = walk[f"{name}_ratio"]
+        rounds = walk[f"{name}_ratios_per_round"]
+        lines.append(
+            f"{name}: {walk[f'{name}_seconds']:.2f}s, {ratio:.1f}x (rounds {min(rounds):.1f}-{max(rounds):.1f}x), "
+            f"client CPU {walk[f'{name}_client_cpu_seconds']:.2f}s; target {SNAPSHOT_RATIO:.0f}x "
+            f"{verdict(ratio >= SNAPSHOT_RATIO)}"
+        )
+    return lines
+
+
+def history_lines(history: dict[str, Any]) -> list[str]:
+    year = history["year"]
+    update = year["update_seconds"]
+    small = history["two_small_snapshots"]
+    return [
+        f"a year of {year['partitions']:,} partitions ({year['nights']} nights): full history "
+        f"{year['full_seconds']:.1f}s ({year['seconds_per_night']:.2f}s per night); nightly update "
+        f"{update:.1f}s, target {NIGHTLY_UPDATE_SECONDS:.0f}s {verdict(update <= NIGHTLY_UPDATE_SECONDS)}; "
+        f"full rebuild {year['rebuild_seconds']:.1f}s; tables "
+        + ("identical" if year["incremental_equals_full"] else "DIFFER"),
+        f"two small snapshots {small['seconds']:.1f}s against a bare Spark start of {small['bare_spark_seconds']:.1f}s",
+    ]
+
+
+def scale_lines(sizes: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    large = sizes[-1]
+    small = sizes[0] if len(sizes) > 1 else None
+    lines.append(
+        f"{large['partitions']:,} partitions, {large['znodes']:,} znodes (sequential walk "
+        f"{large['sequential_us_per_znode']:.0f} µs/znode):"
+    )
+    for name, b in large["commands"].items():
+        a = small["commands"].get(name) if small else None
+        per_znode = ""
+        if "us_per_znode" in b:
+            before = f"{a['us_per_znode']:.1f} -> " if a and "us_per_znode" in a else ""
+            per_znode = f", µs/znode {before}{b['us_per_znode']:.1f} ({b['vs_sequential']:.1f}x sequential)"
+        bound = ""
+        if name in STREAMING:
+            bound = f", bound {STREAMING_RSS_MIB} MiB {verdict(b['peak_rss_mib'] <= STREAMING_RSS_MIB)}"
+        elif a and name.startswith("kafka"):
+            added = (b["peak_rss_mib"] - a["peak_rss_mib"]) * 1024 * 1024
+            bound = f", {added / (large['partitions'] - small['partitions']):,.0f} bytes per added partition"  # type: ignore[index]
+        lines.append(f"  {name}: {b['seconds']:.1f}s, peak RSS {b['peak_rss_mib']} MiB{per_znode}{bound}")
+    return lines
+
+
+def s3_lines(s3: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, local in s3["local"].items():
+        remote = s3["s3"][name]
+        lines.append(f"  {name}: local {local:.1f}s, s3 {remote:.1f}s ({remote / local:.2f}x)")
+    return lines
+
+
+SECTIONS = (
+    ("walk.json", "Walk and snapshot, cold processes", walk_lines),
+    ("history.json", "History", history_lines),
+    ("scale.json", "The largest tree", scale_lines),
+    ("s3.json", "S3 round trip (moto on loopback)", s3_lines),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    folder = Path(args[0] if args else "bench-results")
+    print(f"machine: {machine()}")
+    for file, title, lines in SECTIONS:
+        path = folder / file
+        if not path.exists():
+            print(f"{title}: not run ({path} missing)")
+            continue
+        print(f"{title}:")
+        for line in lines(json.loads(path.read_text())):
+            print(f"  {line}" if not line.startswith("  ") else line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
