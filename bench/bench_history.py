@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,12 +37,20 @@ CLUSTER = "bench"  # every row's cluster and the manifest's, as zkstorm snapshot
 
 def zkstorm(*args: str) -> float:
     """Seconds a whole ``zkstorm`` process took; its output is kept only when it fails."""
+    return zkstorm_stages(*args)[0]
+
+
+STAGE_LINE = re.compile(r"^zkstorm: info zkstorm\.progress: (.+): (\d+\.\d)s$", re.MULTILINE)
+
+
+def zkstorm_stages(*args: str) -> tuple[float, list[tuple[str, float]]]:
+    """Seconds a whole ``zkstorm -v`` process took, and each stage's seconds as its log says."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "zkstorm.cli", *args], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "zkstorm.cli", "-v", *args], capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(f"zkstorm {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return seconds
+    return seconds, [(stage, float(secs)) for stage, secs in STAGE_LINE.findall(done.stderr)]
 
 
 def bare_spark() -> float:
@@ -229,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         )
 
         year_of_nights(base, nights, range(args.nights, args.nights + 1), args.partitions)
-        update = zkstorm("history", str(nights), "--out", str(year_out), "--html", str(scratch / "year.html"))
+        update, stages = zkstorm_stages(
+            "history", str(nights), "--out", str(year_out), "--html", str(scratch / "year.html")
+        )
         rebuild_out = scratch / "rebuild"
         rebuild = zkstorm("history", str(nights), "--out", str(rebuild_out), "--full")
         differ = same_tables(year_out, rebuild_out)
@@ -237,6 +248,13 @@ def main(argv: list[str] | None = None) -> int:
             f"nightly update (night {args.nights + 1}): {update:.1f}s (target <= 30 s); a full rebuild of "
             f"{args.nights + 1} nights {rebuild:.1f}s ({rebuild / update:.1f}x); tables "
             + ("identical" if not differ else f"DIFFER: {', '.join(differ)}"),
+            flush=True,
+        )
+        staged = sum(secs for _, secs in stages)
+        print(
+            "  the update's stages: "
+            + "; ".join(f"{stage} {secs:.1f}s" for stage, secs in stages)
+            + f"; the rest (Python and imports, the process's end) {update - staged:.1f}s",
             flush=True,
         )
         result["year"] = {
@@ -247,6 +265,7 @@ def main(argv: list[str] | None = None) -> int:
             "full_seconds": round(year, 1),
             "seconds_per_night": round(slope, 2),
             "update_seconds": round(update, 1),
+            "update_stages": [{"stage": stage, "seconds": secs} for stage, secs in stages],
             "rebuild_seconds": round(rebuild, 1),
             "incremental_equals_full": not differ,
         }

@@ -80,3 +80,31 @@ def test_a_snapshot_shows_what_it_has_read(storm2: tuple[Chroot, int], tmp_path:
     code, _, shown = _zkstorm_with_terminal_stderr("--zk", chroot.zk, "snapshot", str(tmp_path / "out"), tty=True)
     assert code == 0
     assert re.search(r"reading \S+\s+[\d,]+ znodes\s+[\d,]+/s", shown), shown
+
+
+def test_with_v_each_stage_says_how_long_it_took(storm2: tuple[Chroot, int], tmp_path: Path) -> None:
+    """``-v`` turns the display off (the log is on stderr); the log then says what each stage took, a
+    cron job's mail included (stderr is not a terminal here)."""
+    chroot, _ = storm2
+    code, _, stderr = _zkstorm_with_terminal_stderr("-v", "--zk", chroot.zk, "snapshot", str(tmp_path), tty=False)
+    assert code == 0, stderr
+    assert re.search(rf"zkstorm: info zkstorm\.progress: reading {re.escape(chroot.zk)}: \d+\.\ds\n", stderr), stderr
+
+
+def test_the_stage_log_times_each_stage_when_the_next_begins_or_the_work_stops(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from zkstorm.progress import StageLog
+
+    log = StageLog()
+    with caplog.at_level("INFO", logger="zkstorm.progress"):
+        log.stage("reading the manifests")
+        log.stage("facts of 2 new snapshots (1/4)")
+        assert [r.getMessage().rsplit(":", 1)[0] for r in caplog.records] == ["reading the manifests"]
+        log.stop()
+        log.stop()  # a second stop logs nothing more
+    assert [r.getMessage().rsplit(":", 1)[0] for r in caplog.records] == [
+        "reading the manifests",
+        "facts of 2 new snapshots (1/4)",
+    ]
+    assert all(re.fullmatch(r".*: \d+\.\ds", r.getMessage()) for r in caplog.records)

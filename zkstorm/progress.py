@@ -9,6 +9,7 @@ the terminal once the work is done.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
@@ -35,6 +36,28 @@ class _Silent:
 
 
 NO_PROGRESS: Progress = _Silent()
+
+
+class StageLog:
+    """Each stage's time in the log as it ends, at INFO (``-v``, where the log on stderr replaces the live
+    display): where a long run's time went, in a cron job's mail as on a terminal."""
+
+    def __init__(self, logger: logging.Logger | None = None) -> None:
+        self._log = logger or logging.getLogger(__name__)
+        self._current: tuple[str, float] | None = None
+
+    def stage(self, description: str, count: Callable[[], int] | None = None, unit: str = "") -> None:
+        self._ended()
+        self._current = (description, time.monotonic())
+
+    def stop(self) -> None:
+        self._ended()
+
+    def _ended(self) -> None:
+        if self._current is not None:
+            description, started = self._current
+            self._current = None
+            self._log.info("%s: %.1fs", description, time.monotonic() - started)
 
 
 class TerminalProgress:

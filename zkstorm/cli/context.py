@@ -37,17 +37,17 @@ _quiet = [False]  # -v: log lines instead of a display
 
 
 def quiet_progress(quiet: bool) -> None:
-    """No display at all (``-v``: the log lines say what happens)."""
+    """No display at all (``-v``: the log lines say what happens, and how long each stage took)."""
     _quiet[0] = quiet
 
 
 def start_progress(description: str, count: Any = None, unit: str = "") -> Any:
     """Show the progress of long work on stderr when it is a terminal (``zkstorm.progress``); stopped by
     whatever writes the command's result or its error."""
-    from ..progress import NO_PROGRESS, terminal_progress
+    from ..progress import StageLog, terminal_progress
 
     stop_progress()
-    progress = NO_PROGRESS if _quiet[0] else terminal_progress()
+    progress = StageLog() if _quiet[0] else terminal_progress()
     progress.stage(description, count, unit)
     _progress.append(progress)
     return progress
