@@ -1017,3 +1017,28 @@ def test_incidents_take_their_exact_start_and_end_from_a_changes_dataset(spark: 
     from zkstorm.jobs.report import incident_line
 
     assert incident_line(gone).startswith("2026-11-01 05:42:04.120 critical")
+
+
+def test_metrics_run_several_at_a_time_in_order_and_a_failure_stops_the_rest() -> None:
+    """``concurrently`` keeps the items' order; once one fails, the work still queued is not started
+    (an interrupted or failed history run does not go on through every metric first)."""
+    import threading
+    import time
+
+    from zkstorm.jobs.history import JOBS_AT_ONCE, concurrently
+
+    assert concurrently(lambda n: n * n, list(range(10))) == [n * n for n in range(10)]
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def work(n: int) -> int:
+        with lock:
+            started.append(n)
+        if n == 1:
+            raise RuntimeError("metric 1 failed")
+        time.sleep(0.3)
+        return n
+
+    with pytest.raises(RuntimeError, match="metric 1 failed"):
+        concurrently(work, list(range(40)))
+    assert JOBS_AT_ONCE <= len(started) < 40

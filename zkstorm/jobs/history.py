@@ -289,9 +289,9 @@ JOBS_AT_ONCE = 4
 def concurrently(work: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """``[work(item) for item in items]``, ``JOBS_AT_ONCE`` at a time (each Spark job from a thread of its
     own; PySpark's pinned threads keep each one's job properties apart), in the order of ``items``; the
-    first failure raises."""
+    first failure raises, and an interruption (Ctrl-C) waits only for the jobs already running."""
     with ThreadPoolExecutor(JOBS_AT_ONCE) as pool:
-        return list(pool.map(work, items))
+        return list(pool.map(work, items))  # map cancels what is still queued once a result raises
 
 
 def _plan_for(spark: Any, rows: int) -> bool:
