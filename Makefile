@@ -27,15 +27,15 @@ test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+; i
 	@bash scripts/test-deps.sh
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
-bench: $(STAMP) ## Benchmarks: walk and Storm decoding, kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns), history (2 small snapshots; a year of 100k partitions, full and nightly), a million partitions (as a snapshot file), snapshots to an S3-protocol server; then every figure against its target, with the machine (bench/summary.py)
+bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs the sequential walk (35k real-format znodes), history (2 small snapshots; a year of 100k partitions, full and nightly), a million partitions (as a snapshot file), S3 round trip; then kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns); last, every figure against its target with the machine (bench/summary.py)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
+	$(BIN)/python -u bench/bench_history.py --json bench-results/history.json
+	$(BIN)/python -u bench/bench_scale.py --json bench-results/scale.json
+	$(BIN)/python -u bench/bench_s3.py --json bench-results/s3.json
 	$(BIN)/python -u bench/bench_kafka.py --json bench-results/kafka.json
 	$(BIN)/python -u bench/bench_snapshot.py --json bench-results/snapshot.json
 	$(BIN)/python -u bench/bench_files.py --json bench-results/files.json
 	$(BIN)/python -u bench/bench_changes.py --json bench-results/changes.json
-	$(BIN)/python -u bench/bench_history.py --json bench-results/history.json
-	$(BIN)/python -u bench/bench_scale.py --json bench-results/scale.json
-	$(BIN)/python -u bench/bench_s3.py --json bench-results/s3.json
 	$(BIN)/python bench/summary.py bench-results
 
 lint: $(STAMP) ## ruff (format check + lint) and mypy

@@ -88,7 +88,8 @@ def history_lines(history: dict[str, Any]) -> list[str]:
         f"{update:.1f}s, target {NIGHTLY_UPDATE_SECONDS:.0f}s {verdict(update <= NIGHTLY_UPDATE_SECONDS)}; "
         f"full rebuild {year['rebuild_seconds']:.1f}s; tables "
         + ("identical" if year["incremental_equals_full"] else "DIFFER"),
-        "the update's stages: " + "; ".join(f"{s['stage']} {s['seconds']:.1f}s" for s in year.get("update_stages", [])),
+        "the update's stages: "
+        + ("; ".join(f"{s['stage']} {s['seconds']:.1f}s" for s in year.get("update_stages", [])) or "not logged"),
         f"two small snapshots {small['seconds']:.1f}s against a bare Spark start of {small['bare_spark_seconds']:.1f}s",
     ]
 
