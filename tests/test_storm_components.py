@@ -299,3 +299,31 @@ def test_components_as_prometheus_series(wordcount: tuple[Chroot, int]) -> None:
             assert one(m, "zkstorm_storm_component_capacity", **labels) == pytest.approx(figures["capacity"])
     streams = run("--zk", chroot.zk, "storm", "components", "wordcount", "--streams", "-f", "prometheus")
     assert streams.exit_code == 2 and "--streams has no Prometheus form" in streams.stderr
+
+
+def test_executor_figures_pack_every_window_exactly() -> None:
+    """A snapshot holds each executor's figures packed until its walk ends: unpacked, they are the sums as
+    computed, to the last bit of a float and past 64 bits of an int (a counter Storm would wrap, read as
+    the heartbeat wrote it)."""
+    from zkstorm.model.storm_stats import ALL_WINDOWS, ExecutorFigures, Figures, pack_windows
+
+    windows = {
+        window: Figures(
+            emitted=2**70 + i,
+            transferred=i,
+            emitted_sys=3,
+            transferred_sys=4,
+            acked=5 + i,
+            failed=6,
+            executed=7,
+            execute_total=0.1 + 0.2 * i,
+            process_total=1e308,
+            complete_total=-0.0,
+        )
+        for i, window in enumerate(ALL_WINDOWS)
+    }
+    figures = ExecutorFigures("t-1-1", "sup", 6700, (1, 2), "bolt", pack_windows(windows))
+    assert figures.windows() == windows
+    assert [str(f.complete_total) for f in figures.windows().values()] == ["-0.0"] * len(ALL_WINDOWS)
+    assert figures.capacity(300) == windows["600"].execute_total / 300_000
+    assert ExecutorFigures("t-1-1", "sup", 6700, (1, 2), None).windows() == {}
