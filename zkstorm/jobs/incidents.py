@@ -500,11 +500,7 @@ def find_incidents(h: History, run_all: Callable[..., list[list[Incident]]] | No
     """Every rule's incidents, oldest first (most severe first at the same time). ``run_all(apply,
     RULES)`` runs the rules (the history job runs several at a time); one after the other by default."""
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
-
-    def apply(rule: Callable[[History], list[Incident]]) -> list[Incident]:
-        return rule(h)
-
-    found = [incident for incidents in (run_all or _in_turn)(apply, RULES) for incident in incidents]
+    found = [incident for incidents in (run_all or _in_turn)(lambda rule: rule(h), RULES) for incident in incidents]
     return sorted(found, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
 
 

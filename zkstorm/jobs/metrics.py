@@ -44,19 +44,7 @@ class History:
         return self.facts.table(name)
 
 
-# --- comparisons between a snapshot and the previous one -------------------------------------------------
-
-
-# --- facts: Storm ----------------------------------------------------------------------------------------
-
-
-# --- facts: Kafka ----------------------------------------------------------------------------------------
-
-
-# --- facts: ZooKeeper ------------------------------------------------------------------------------------
-
-
-# --- facts and metrics ---------------------------------------------------------------------------------
+# --- facts: each system's in its module (``storm_facts``, ``kafka_facts``, ``facts``) ---------------------
 
 FACTS = [*STORM_FACTS, *KAFKA_FACTS, *ZOOKEEPER_FACTS]  # every fact of a snapshot
 SNAPSHOT_TABLES = sorted({name for fact in FACTS for name in fact.tables})  # what the history reads
