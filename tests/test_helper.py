@@ -61,17 +61,37 @@ def java_znodes(records: list[Any]) -> int:
 
 
 @pytest.mark.parametrize(
-    ("start_after", "window", "pipe_room"),
-    [(0, 16384, None), (0, 3, None), (5, 1, None), (16, 16384, None), (0, 16384, 4000)],
-    ids=["helper-from-the-first", "small-window", "window-of-one", "as-shipped", "heartbeats-too-big-for-the-pipe"],
+    ("start_after", "window", "window_bytes", "pipe_room"),
+    [
+        (0, 16384, 1 << 20, None),
+        (0, 3, 1 << 20, None),
+        (5, 1, 1 << 20, None),
+        (0, 16384, 2000, None),
+        (16, 16384, 1 << 20, None),
+        (0, 16384, 1 << 20, 4000),
+    ],
+    ids=[
+        "helper-from-the-first",
+        "small-window",
+        "window-of-one",
+        "window-of-one-heartbeats-bytes",
+        "as-shipped",
+        "heartbeats-too-big-for-the-pipe",
+    ],
 )
 def test_a_walk_with_the_helper_gives_what_a_walk_without_it_gives(
-    legacy: Chroot, monkeypatch: pytest.MonkeyPatch, start_after: int, window: int, pipe_room: int | None
+    legacy: Chroot,
+    monkeypatch: pytest.MonkeyPatch,
+    start_after: int,
+    window: int,
+    window_bytes: int,
+    pipe_room: int | None,
 ) -> None:
     """``pipe_room``: a pipe that holds less than a worker heartbeat (5 KiB), so those are decoded here
     and the smaller payloads wait for room in the helper's stdin."""
     monkeypatch.setattr(helper_module, "START_AFTER", start_after)
     monkeypatch.setattr(helper_module, "WINDOW", window)
+    monkeypatch.setattr(helper_module, "WINDOW_BYTES", window_bytes)
     if pipe_room is not None:
         monkeypatch.setattr(helper_module, "_pipe_room", lambda fd: pipe_room)
     most_unread: list[int] = [0]
@@ -93,6 +113,54 @@ def test_a_walk_with_the_helper_gives_what_a_walk_without_it_gives(
     if pipe_room is not None:
         assert 0 < most_unread[0] <= pipe_room
     assert used._process is None  # and it was stopped with the cluster
+
+
+def slow_decode(raw: Any, **options: Any) -> Any:
+    """``decode_node`` in a helper that has fallen behind: a helper slower than the walk's own thread is
+    a matter of timing that real payloads give only on some runs, so it is made certain here."""
+    import time
+
+    from zkstorm.model.walk import decode_node
+
+    time.sleep(0.02)
+    return decode_node(raw, **options)
+
+
+def test_a_helper_behind_holds_no_more_than_the_window_of_payload_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """While the helper is behind, the walk's own thread holds what it decoded after the payload the helper
+    has not answered: never more than ``WINDOW_BYTES`` of payloads (and one more), however few znodes
+    that is, and the walk still gives every item, in order, as without a helper."""
+    from zkstorm.layout import Roots
+    from zkstorm.model.walk import decode_node
+    from zkstorm.sources.base import RawNode, Stat
+
+    monkeypatch.setattr(helper_module, "START_AFTER", 0)
+    monkeypatch.setattr(helper_module, "WINDOW_BYTES", 4 * 1768)  # four assignments
+    roots = Roots(storm=(ROOT,), kafka=())
+    payload = (STREAMS / "assignment.bin").read_bytes()
+    stat = Stat(1, 1, 0, 0, 0, 0, 0, 0, len(payload), 0, 1)
+    nodes = [RawNode(f"{ROOT}/assignments/t{k}-{k + 1}-1400000000", stat, payload) for k in range(60)]
+    pulled = [0]
+
+    def counted() -> Any:
+        for node in nodes:
+            pulled[0] += 1
+            yield node
+
+    def decode(raw: RawNode) -> Any:
+        return decode_node(raw, roots=roots)
+
+    helper = helper_module.DecodeHelper(slow_decode)
+    out, most_held = [], 0
+    try:
+        for item, (znode, records) in helper_module.in_walk_order(counted(), decode, helper, {"roots": roots}):
+            most_held = max(most_held, (pulled[0] - len(out)) * len(payload))
+            out.append((item.path, znode, records))
+        assert helper.decoded > 0
+    finally:
+        helper.close()
+    assert out == [(n.path, *decode(n)) for n in nodes]
+    assert most_held <= helper_module.WINDOW_BYTES + len(payload)
 
 
 def test_a_helper_killed_in_the_middle_of_the_walk_costs_nothing_but_speed(

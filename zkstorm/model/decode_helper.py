@@ -35,6 +35,10 @@ log = logging.getLogger(__name__)
 START_AFTER = 16  # costly payloads a walk decodes itself first: a view that meets a few starts no process
 BACKLOG = 8  # payloads sent and not yet answered, at most: enough to keep the helper busy
 WINDOW = 16384  # znodes decoded here and held behind one still in the helper, before the walk waits for it
+# ... or their payloads' bytes: what a held znode decodes to is held with it, and a heartbeat's 1.5 KB
+# of gzip is some 30 KB of counters as Python objects. In the 312k-znode benchmark sandbox the helper
+# fell behind on 9,900 heartbeats, and 16,384 held znodes took the walk from 270 MiB to 490 MiB.
+WINDOW_BYTES = 1 << 20
 _FRAMING = 256  # a request's bytes besides its payload, path and options (the stat, pickle's framing)
 
 
@@ -272,8 +276,9 @@ def in_walk_order(
     (``decode(item, **options)`` there, which is what ``decode`` does for a ``RawNode`` here) while this thread
     decodes the rest and holds their results behind them. Costly payloads come in clumps (a topology's
     heartbeats; all of a Storm 0.9 root), and the helper needs a moment to start, so this thread
-    decodes waiting ones itself only when it must: when more than ``WINDOW`` items are held, or when
-    the walk has ended. Then it takes them from the back while the helper works from the front, and
+    decodes waiting ones itself only when it must: when more than ``WINDOW`` items (or ``WINDOW_BYTES`` of
+    their payloads) are held, or when the walk has ended. Then it takes them from the back while the
+    helper works from the front, and
     waits for the helper only when nothing is left for it to do. An item the helper did not answer (it
     died) is decoded here. If ``items`` raises, what was read before is yielded first, as without a
     helper."""
@@ -282,6 +287,7 @@ def in_walk_order(
             yield item, decode(item)
         return
     held: deque[list[Any]] = deque()  # [item, state, value], in walk order
+    held_bytes = 0  # of the held items' payloads
     waiting: deque[list[Any]] = deque()  # the held entries still _WAITING (or no longer: skipped), in order
     seen = 0
 
@@ -296,9 +302,13 @@ def in_walk_order(
                 entry[1:] = [_DONE, decode(entry[0])] if ticket is None else [_SENT, ticket]
             waiting.popleft()
 
+    def over() -> bool:
+        return len(held) > limit or held_bytes > byte_limit
+
     def released(must: bool) -> Iterator[tuple[Any, Any]]:
-        """The held items that can go, in order; with ``must``, every one over ``WINDOW`` (all of
-        them when the walk has ended: ``WINDOW`` is then -1)."""
+        """The held items that can go, in order; with ``must``, every one over ``WINDOW`` or
+        ``WINDOW_BYTES`` (all of them when the walk has ended: both are then -1)."""
+        nonlocal held_bytes
         while held:
             item, state, value = head = held[0]
             if state == _SENT and not helper.ready(value) and must:
@@ -321,10 +331,11 @@ def in_walk_order(
             else:
                 return
             held.popleft()
+            held_bytes -= _size(item)
             yield item, value
-            must = must and len(held) > limit
+            must = must and over()
 
-    limit = WINDOW
+    limit, byte_limit = WINDOW, WINDOW_BYTES
     also_costly = costly_in(options)
     try:
         for item in items:
@@ -341,18 +352,24 @@ def in_walk_order(
             else:
                 yield item, decode(item)
                 continue
+            held_bytes += _size(item)
             if len(held) % _POLL_EVERY == 1 or waiting:
                 feed()
-            yield from released(must=len(held) > limit)
-        limit = -1
+            yield from released(must=over())
+        limit = byte_limit = -1
         yield from released(must=True)
     except Exception:  # the source failed: what it read before comes out first, then its error
-        limit = -1
+        limit = byte_limit = -1
         yield from released(must=True)
         raise
     finally:
         if held:  # abandoned (or interrupted): the helper's answers would go stale
             helper.close()
+
+
+def _size(item: Any) -> int:
+    """The payload bytes of a walked item (none for an unreadable one)."""
+    return len(item.data or b"") if type(item) is RawNode else 0
 
 
 def serve(requests: Any, answers: Any) -> None:
