@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import random
 import re
 import socket
 import struct
@@ -16,12 +17,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import kazoo.protocol.connection as kazoo_connection
 import pytest
 from kazoo.client import KazooClient
 
 from tests.fixtures import SERVER_NODES, manifest
 from tests.s3server import S3Server
 from zkstorm.sandbox.server import ZkServer
+
+# kazoo's connection thread draws its ping jitter from the global ``random`` each time it wakes
+# (kazoo/protocol/connection.py, ``_connect_attempt``), and the suite's clients live through the property
+# tests: Hypothesis takes a change of the global random state while it draws an example for a strategy
+# using ``random`` (a HypothesisDeprecationWarning now, on whichever test a wake-up happens to fall). A
+# generator of kazoo's own gives the same jitter and leaves the global state to Hypothesis.
+kazoo_connection.random = random.Random()  # type: ignore[assignment]
 
 SASL_USER, SASL_PASSWORD = "zkstorm", "sasl-s3cret"
 _JAAS = """Server {
