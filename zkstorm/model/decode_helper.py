@@ -278,10 +278,9 @@ def in_walk_order(
     heartbeats; all of a Storm 0.9 root), and the helper needs a moment to start, so this thread
     decodes waiting ones itself only when it must: when more than ``WINDOW`` items (or ``WINDOW_BYTES`` of
     their payloads) are held, or when the walk has ended. Then it takes them from the back while the
-    helper works from the front, and
-    waits for the helper only when nothing is left for it to do. An item the helper did not answer (it
-    died) is decoded here. If ``items`` raises, what was read before is yielded first, as without a
-    helper."""
+    helper works from the front, and waits for the helper only when nothing is left for it to do. An
+    item the helper did not answer (it died) is decoded here. If ``items`` raises, what was read before
+    is yielded first, as without a helper."""
     if helper is None:
         for item in items:
             yield item, decode(item)

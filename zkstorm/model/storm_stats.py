@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import marshal
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
+from operator import attrgetter
 from typing import Any
 
 from ..layout import STATS_WINDOWS
@@ -100,8 +101,8 @@ class ExecutorFigures:
 
     A snapshot holds one of these for every executor of a cluster until its walk ends (72,600 in the
     312k-znode benchmark sandbox). As a dict of ``Figures`` an executor cost about 1.9 KB, and more once
-    unpickled from the decode helper, where every sum is a float object of its own: 455 MiB peak for
-    that sandbox against 137 MiB at a tenth of its size. Packed, it is one bytes object."""
+    unpickled from the decode helper, where every sum is a float object of its own. Packed, it is one
+    bytes object."""
 
     topology_id: str
     node: str
@@ -124,26 +125,12 @@ class ExecutorFigures:
 
 
 def pack_windows(windows: dict[str, Figures]) -> bytes:
-    """``ExecutorFigures.packed``: each window's name and sums in field order, by ``marshal`` (exact for
-    floats and for ints of any size)."""
-    return marshal.dumps(
-        tuple(
-            (
-                window,
-                f.emitted,
-                f.transferred,
-                f.emitted_sys,
-                f.transferred_sys,
-                f.acked,
-                f.failed,
-                f.executed,
-                f.execute_total,
-                f.process_total,
-                f.complete_total,
-            )
-            for window, f in windows.items()
-        )
-    )
+    """``ExecutorFigures.packed``: each window's name and sums in ``Figures``' field order, by ``marshal``
+    (exact for floats and for ints of any size)."""
+    return marshal.dumps(tuple((window, *_sums_of(f)) for window, f in windows.items()))
+
+
+_sums_of = attrgetter(*(f.name for f in fields(Figures)))  # a Figures' sums, in the order Figures(*sums) takes
 
 
 def executor_figures(stats: Iterable[StormExecutorStat]) -> list[ExecutorFigures]:
