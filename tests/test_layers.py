@@ -275,3 +275,16 @@ def test_the_readmes_module_table_matches_the_tree() -> None:
     assert not missing, f"not in the README's module table: {missing}"
     stale = [name for name in named_files if not list(PACKAGE.rglob(name.rsplit("/", 1)[-1]))]
     assert not stale, f"the README's module table names modules that do not exist: {stale}"
+
+
+def test_a_walk_does_not_load_the_transaction_log_readers() -> None:
+    """``zkstorm.changes`` is a tenth of a second of imports, paid by every view and snapshot when the model
+    loaded it to re-export ``ChangeLog``: it loads on first use of those names."""
+    import subprocess
+
+    probe = (
+        "import sys, zkstorm.model, zkstorm.cli; loaded = 'zkstorm.changes' in sys.modules; "
+        "from zkstorm.model import ChangeLog; print(loaded, ChangeLog.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO).stdout
+    assert out.split() == ["False", "zkstorm.changes"]

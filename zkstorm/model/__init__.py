@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..changes import ChangeFilter, ChangeLog
 from ..defaults import KAFKA_ROOT, STORM_ROOT, TIMEOUT_SECS, ZK
 from ..ensemble import Ensemble, Thresholds
 from ..ensemble.usage import usage_rows
@@ -20,6 +19,20 @@ from ..units import epoch_ms
 from .cluster import Cluster, ZnodeDetail
 from .kafka import KafkaCluster, KafkaHealth
 from .storm import StormCluster
+
+if TYPE_CHECKING:
+    from ..changes import ChangeFilter, ChangeLog
+
+
+def __getattr__(name: str) -> Any:
+    """``ChangeFilter`` and ``ChangeLog`` on first use: the transaction-log readers are a tenth of a second
+    of imports that a walk (every view, the snapshot) never needs."""
+    if name in ("ChangeFilter", "ChangeLog"):
+        from .. import changes
+
+        return getattr(changes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ChangeFilter",
