@@ -6,6 +6,11 @@ their topologies and topics copied under new ids (``benchlib.real_format_nodes``
 runs cold, as a user runs it: a new ``python -m zkstorm.cli`` process, output to /dev/null. Rounds
 alternate (baseline, tree, snapshot, …) so machine noise hits all alike; ratios are of the medians.
 
+A fourth run, ``snapshot, no reads``, is the snapshot with its reads taken away: a cold process reads the
+whole tree into memory first (untimed), then snapshots it from there (``snapshot_without_reads``). What it
+takes is the snapshot's own work (start, decoding, joins, Parquet); its ratio is the most any faster way
+of reading ZooKeeper could give the snapshot on this machine.
+
 The server's CPU time (utime + stime of its JVM, ``/proc/<pid>/stat``) is read around every run: its CPU
 per znode gives the rate a client could reach if the server were the only limit (znodes / server CPU
 seconds), and the fraction of it each command reaches says how client-bound it still is.
@@ -60,6 +65,64 @@ def cold(connect: str, args: list[str], env: dict[str, str] | None = None) -> fl
         raise SystemExit(f"zkstorm {' '.join(args)} exited {child.returncode}: {stderr.decode()[-2000:]}")
     _CLIENT_CPU.append(usage.ru_utime + usage.ru_stime)
     return seconds
+
+
+def snapshot_without_reads(connect: str, out: str) -> dict[str, float]:
+    """In a process of its own (``--snapshot-without-reads``): read the whole tree into memory, then run
+    ``zkstorm snapshot OUT --cluster bench`` as the command line does, its walk of the tree served from
+    memory (every other read, such as the roots' listing, is live). Returns the seconds and CPU seconds
+    spent reading, which the caller takes off the process's own."""
+    import resource
+
+    from zkstorm.cli import cli
+    from zkstorm.sources.live import ReadOnlySession
+
+    def cpu() -> float:
+        own, helper = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + helper.ru_utime + helper.ru_stime
+
+    started, cpu_before = time.perf_counter(), cpu()
+    with ReadOnlySession(connect, timeout=30) as session:
+        nodes = list(session.walk("/"))
+    read, read_cpu = time.perf_counter() - started, cpu() - cpu_before
+    live_walk = ReadOnlySession.walk
+
+    def walk(self: Any, path: str = "/", *, max_depth: int | None = None, stats: Any = None) -> Any:
+        if path != "/" or max_depth is not None:
+            yield from live_walk(self, path, max_depth=max_depth, stats=stats)
+            return
+        for node in nodes:
+            if stats is not None:
+                stats.znodes += 1
+            yield node
+
+    ReadOnlySession.walk = walk  # type: ignore[method-assign]
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        cli.main(["--zk", connect, "snapshot", out, "--cluster", "bench"], prog_name="zkstorm", standalone_mode=False)
+    return {"read_seconds": read, "read_cpu_seconds": read_cpu}
+
+
+def cold_without_reads(connect: str, out: str) -> float:
+    """Wall seconds of a ``snapshot_without_reads`` process less its reading; its CPU less the reading's
+    is appended to ``_CLIENT_CPU``."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, __file__, "--snapshot-without-reads", connect, out],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=_CHILD_ENV,
+        )
+        stdout = child.stdout.read() if child.stdout else b""  # its one line, then it ends
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"snapshot without reads exited {child.returncode}: {errors.read().decode()[-2000:]}")
+    reading = json.loads(stdout)
+    _CLIENT_CPU.append(usage.ru_utime + usage.ru_stime - reading["read_cpu_seconds"])
+    return seconds - reading["read_seconds"]
 
 
 def storm_walk_and_decode(connect: str) -> tuple[int, float, float]:
@@ -123,11 +186,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--no-pipelined", action="store_true", help="skip the ZKSTORM_MULTIREAD=0 runs")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--snapshot-without-reads", nargs=2, metavar=("CONNECT", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.snapshot_without_reads:  # the child of ``cold_without_reads``
+        print(json.dumps(snapshot_without_reads(*args.snapshot_without_reads)))
+        return 0
 
     from zkstorm.sandbox.seed import Sandbox, seed
 
-    runs: dict[str, list[tuple[float, float, float]]] = {"sequential": [], "tree": [], "snapshot": [], "pipelined": []}
+    runs: dict[str, list[tuple[float, float, float]]] = {
+        "sequential": [],
+        "tree": [],
+        "snapshot": [],
+        "snapshot_without_reads": [],
+        "pipelined": [],
+    }
     with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as state:
         _CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(Path(state) / "pycache")
         box = Sandbox(Path(state) / "sandbox")
@@ -160,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
                 measured("tree", cold, connect, ["tree", "/", "-f", "jsonl"])
                 out = Path(state) / f"snapshots-{r}"
                 measured("snapshot", cold, connect, ["snapshot", str(out), "--cluster", "bench"])
+                measured("snapshot_without_reads", cold_without_reads, connect, str(Path(state) / f"in-memory-{r}"))
                 if not args.no_pipelined:
                     measured("pipelined", cold, connect, ["tree", "/", "-f", "jsonl"], env={"ZKSTORM_MULTIREAD": "0"})
                 print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1][0]:.2f}s" for k, v in runs.items() if v))
@@ -188,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         ("sequential", "sequential kazoo get+get_children"),
         ("tree", "zkstorm tree / -f jsonl"),
         ("snapshot", "zkstorm snapshot OUT"),
+        ("snapshot_without_reads", "  snapshot, no reads (from memory)"),
         ("pipelined", "  tree, ZKSTORM_MULTIREAD=0"),
     ):
         if not runs[name]:
@@ -195,19 +270,30 @@ def main(argv: list[str] | None = None) -> int:
         wall, cpu, client = median(name, 0), median(name, 1), median(name, 2)
         rate = znodes / wall
         bound = znodes / cpu if cpu > 0 else float("inf")
+        server = name != "snapshot_without_reads"  # its server CPU is the untimed read's
         print(
-            f"{label:<34}{wall:>8.2f}{rate:>10,.0f}{rate / base_rate:>7.1f}x{cpu / znodes * 1e6:>17.1f}"
-            f"{bound:>16,.0f}{rate / bound:>8.0%}{'' if client != client else f'{client:.2f}':>14}"
+            f"{label:<34}{wall:>8.2f}{rate:>10,.0f}{rate / base_rate:>7.1f}x"
+            + (
+                f"{cpu / znodes * 1e6:>17.1f}{bound:>16,.0f}{rate / bound:>8.0%}"
+                if server
+                else f"{'-':>17}{'-':>16}{'-':>9}"
+            )
+            + f"{'' if client != client else f'{client:.2f}':>14}"
         )
         if name != "sequential":
+            if server:
+                result.update(
+                    {
+                        f"{name}_server_cpu_us_per_znode": round(cpu / znodes * 1e6, 1),
+                        f"{name}_server_bound_znodes_per_s": round(bound),
+                        f"{name}_fraction_of_server_bound": round(rate / bound, 3),
+                    }
+                )
             result.update(
                 {
                     f"{name}_seconds": round(wall, 2),
                     f"{name}_znodes_per_s": round(rate),
                     f"{name}_ratio": round(rate / base_rate, 2),
-                    f"{name}_server_cpu_us_per_znode": round(cpu / znodes * 1e6, 1),
-                    f"{name}_server_bound_znodes_per_s": round(bound),
-                    f"{name}_fraction_of_server_bound": round(rate / bound, 3),
                     f"{name}_client_cpu_seconds": round(client, 2),
                     f"{name}_ratios_per_round": [
                         round(base[0] / run[0], 1) for base, run in zip(runs["sequential"], runs[name], strict=True)
@@ -217,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"process start (zkstorm --help) {result['startup_seconds'] * 1000:.0f} ms; "
         f"targets: tree {result['tree_ratio']:.1f}x, snapshot {result['snapshot_ratio']:.1f}x "
-        f"(each >= {TARGET_RATIO:.0f}x the sequential walk)"
+        f"(each >= {TARGET_RATIO:.0f}x the sequential walk); the snapshot with no reads at all "
+        f"{result['snapshot_without_reads_ratio']:.1f}x, the most a faster read could give it"
     )
     storm_nodes = storm[0][0]
     walk_us = statistics.median(s[1] for s in storm) / storm_nodes * 1e6

@@ -15,11 +15,39 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def write_result(path: Path | None, result: Any) -> None:
-    """Save a benchmark's result as JSON (``--json FILE``), creating the folder."""
+    """Save a benchmark's result as JSON (``--json FILE``), creating the folder, with the commit it measured
+    and when (``read_result`` gives both back): a summary printed later must not credit a newer commit."""
     if path is None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    measured = {"commit": measured_commit(), "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    path.write_text(json.dumps({"measured": measured, "result": result}, indent=2) + "\n")
+
+
+def read_result(path: Path) -> tuple[Any, dict[str, str]]:
+    """(result, {"commit", "finished"}) of a ``write_result`` file; a file from before they were recorded
+    gives its result and "unknown" for both."""
+    saved = json.loads(path.read_text())
+    if isinstance(saved, dict) and set(saved) == {"measured", "result"}:
+        return saved["result"], saved["measured"]
+    return saved, {"commit": "unknown", "finished": "unknown"}
+
+
+def measured_commit() -> str:
+    """The checkout's commit, short, with ``+changes`` when its tracked files differ from it."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    commit = git("rev-parse", "--short", "HEAD")
+    if not commit:
+        return "unknown"
+    return commit + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def sequential_kazoo_walk(connect: str, limit: int | None = None) -> tuple[int, float]:
