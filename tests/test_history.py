@@ -468,6 +468,19 @@ def test_zookeeper_usage_per_subtree_and_record_kind_and_its_growth(spark: Any, 
     assert "Data bytes per record kind" in page and "Data bytes per subtree" in page
 
 
+def test_a_small_read_runs_without_whole_stage_code_generation(spark: Any) -> None:
+    """Compiling Java per stage costs more than a small read's stages do (``_plan_for``), and a large
+    read keeps it; the result is Spark's either way, as every metric test here checks on a small read."""
+    from zkstorm.jobs.history import SMALL_ROWS, _plan_for
+
+    before = spark.conf.get("spark.sql.codegen.wholeStage")
+    try:
+        assert _plan_for(spark, 10) and spark.conf.get("spark.sql.codegen.wholeStage") == "false"
+        assert not _plan_for(spark, SMALL_ROWS) and spark.conf.get("spark.sql.codegen.wholeStage") == "true"
+    finally:
+        spark.conf.set("spark.sql.codegen.wholeStage", before)
+
+
 def test_since_until_select_days(spark: Any, week: Path) -> None:
     outcome = run_history(spark, str(week), since=_day(1).date(), until=_day(2).date())
     assert outcome.snapshots == 2 and outcome.first == _day(1)

@@ -304,8 +304,15 @@ def _plan_for(spark: Any, rows: int) -> bool:
     job each time: on a small read they are most of the time taken. So adaptive execution is off, and
     Spark never broadcasts on its own (Parquet file sizes understate tables many times over, and its
     automatic broadcasts ran the driver out of memory at 50,000 partitions x 30 nights); on a large
-    read the per-snapshot frame is broadcast explicitly."""
+    read the per-snapshot frame is broadcast explicitly.
+
+    Whole-stage code generation compiles Java for every stage; on a small read that compiling is more than
+    the stage's work, so it is off there and on for a large read. A week of small snapshots, three history
+    runs in one session: 58, 37 and 29 s without it against 70, 45 and 38 s with it."""
     conf = spark.sparkContext.getConf()
+    small = rows < SMALL_ROWS
+    if not conf.contains("spark.sql.codegen.wholeStage"):
+        spark.conf.set("spark.sql.codegen.wholeStage", "false" if small else "true")
     if not conf.contains("spark.sql.shuffle.partitions"):
         partitions = max(spark.sparkContext.defaultParallelism, min(200, rows // ROWS_PER_SHUFFLE_PARTITION))
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
@@ -313,7 +320,7 @@ def _plan_for(spark: Any, rows: int) -> bool:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     if not conf.contains("spark.sql.adaptive.enabled"):
         spark.conf.set("spark.sql.adaptive.enabled", "false")
-    return rows < SMALL_ROWS
+    return small
 
 
 def _run_id() -> str:
