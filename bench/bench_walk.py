@@ -47,23 +47,35 @@ _CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECO
 _CLIENT_CPU: list[float] = []  # user + system CPU seconds of each zkstorm process, in run order
 
 
+def timed_child(
+    argv: list[str], env: dict[str, str] | None = None, *, capture: bool = False
+) -> tuple[float, bytes, float]:
+    """(wall seconds, stdout if ``capture`` else nothing (it goes to /dev/null), CPU seconds from ``wait4``)
+    of one ``python ARGV`` process; its stderr goes to a file (no pipe to fill while its stdout is read),
+    quoted if it fails."""
+    with tempfile.TemporaryFile() as errors:
+        started = time.perf_counter()
+        child = subprocess.Popen(
+            [sys.executable, *argv],
+            stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+            stderr=errors,
+            env={**_CHILD_ENV, **(env or {})},
+        )
+        stdout = child.stdout.read() if child.stdout else b""
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode != 0:
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(argv)} exited {child.returncode}: {errors.read().decode()[-2000:]}")
+    return seconds, stdout, usage.ru_utime + usage.ru_stime
+
+
 def cold(connect: str, args: list[str], env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one ``python -m zkstorm.cli --zk CONNECT ARGS`` process, stdout to /dev/null;
-    its CPU seconds (from ``wait4``) are appended to ``_CLIENT_CPU``."""
-    started = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "zkstorm.cli", "--zk", connect, *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**_CHILD_ENV, **(env or {})},
-    )
-    stderr = child.stderr.read() if child.stderr else b""  # drained before waiting: a full pipe would block it
-    _, status, usage = os.wait4(child.pid, 0)
-    seconds = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
-    if child.returncode != 0:
-        raise SystemExit(f"zkstorm {' '.join(args)} exited {child.returncode}: {stderr.decode()[-2000:]}")
-    _CLIENT_CPU.append(usage.ru_utime + usage.ru_stime)
+    """Wall seconds of one ``python -m zkstorm.cli --zk CONNECT ARGS`` process, stdout to /dev/null; its
+    CPU seconds are appended to ``_CLIENT_CPU``."""
+    seconds, _, cpu = timed_child(["-m", "zkstorm.cli", "--zk", connect, *args], env)
+    _CLIENT_CPU.append(cpu)
     return seconds
 
 
@@ -105,23 +117,9 @@ def snapshot_without_reads(connect: str, out: str) -> dict[str, float]:
 def cold_without_reads(connect: str, out: str) -> float:
     """Wall seconds of a ``snapshot_without_reads`` process less its reading; its CPU less the reading's
     is appended to ``_CLIENT_CPU``."""
-    with tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        child = subprocess.Popen(
-            [sys.executable, __file__, "--snapshot-without-reads", connect, out],
-            stdout=subprocess.PIPE,
-            stderr=errors,
-            env=_CHILD_ENV,
-        )
-        stdout = child.stdout.read() if child.stdout else b""  # its one line, then it ends
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - started
-        child.returncode = os.waitstatus_to_exitcode(status)
-        if child.returncode != 0:
-            errors.seek(0)
-            raise SystemExit(f"snapshot without reads exited {child.returncode}: {errors.read().decode()[-2000:]}")
+    seconds, stdout, cpu = timed_child([__file__, "--snapshot-without-reads", connect, out], capture=True)
     reading = json.loads(stdout)
-    _CLIENT_CPU.append(usage.ru_utime + usage.ru_stime - reading["read_cpu_seconds"])
+    _CLIENT_CPU.append(cpu - reading["read_cpu_seconds"])
     return seconds - reading["read_seconds"]
 
 
