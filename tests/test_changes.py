@@ -610,7 +610,8 @@ def test_out_writes_a_table_per_kind_with_the_snapshots_conventions(incident: In
     window = ("--since", hex(incident.since), "--until", hex(incident.until), "--stale-after", "1h")
     result = run("--from-files", str(incident.data), "changes", *window, "--out", str(out), "--cluster", "lab")
     assert result.exit_code == 0, result.stderr
-    (manifest,) = list_manifests(*open_filesystem(str(out)))
+    (manifest,) = list_manifests(*open_filesystem(str(out)), "changes")
+    assert manifest["dataset"] == "changes"
     counts: dict[str, int] = {}
     for kind, *_ in incident.expected:
         counts[kind] = counts.get(kind, 0) + 1

@@ -538,6 +538,7 @@ DAMAGE = {
     "files not a list": _with("files", lambda m: m["files"][0]),
     "no snapshot_id": _without("snapshot_id"),
     "a file outside OUT": _with("files", lambda m: [*m["files"], "../../etc/hostname"]),
+    "a megabyte time": _with("snapshot_time", lambda m: "9" * 1_500_000),
 }
 
 
@@ -557,6 +558,10 @@ def test_a_damaged_manifest_is_skipped_and_its_files_are_kept(
     assert {f: (out / f).read_bytes() for f in kept if (out / f).exists()} == kept and not (out / "_lock").exists()
     (warning,) = [line for line in night.stderr.splitlines() if "night1" in line]
     assert f"{path}: not a zkstorm snapshot manifest (" in warning
+    # the reason whole and short: the key it lacks named, no value a megabyte long
+    assert "chars>" not in warning and len(warning) < 400, warning[:400]
+    if damage.startswith("no "):
+        assert f"(no {damage[3:]} key)" in warning
     assert "part files of its snapshot id are kept" in warning
     assert run("diff", str(out), "night2", "night2").exit_code == 0
     compared = run("diff", str(out), "night1", "night2")

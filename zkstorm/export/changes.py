@@ -2,7 +2,8 @@
 ``kafka_broker_gone``), written by the snapshot's own writer (``export.parquet.Snapshot``), so a changes
 dataset has the snapshot's layout, atomic commit, lock and manifest, and Spark reads a month of runs as
 it reads a month of snapshots (``history --changes``). The manifest says which window of which files it
-holds (``changes``). Runs whose windows overlap hold the same changes twice; a change is one
+holds (``changes``) and that it is a changes run (``dataset``): a folder holds snapshots or changes, never
+both (``export.manifest``). Runs whose windows overlap hold the same changes twice; a change is one
 (zxid, kind, path), which is how ``history`` counts each once."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from ..changes.lines import clock
 from ..changes.reader import time_of
+from .manifest import CHANGES
 from .parquet import Snapshot, default_snapshot_id
 
 
@@ -34,7 +36,7 @@ def write_changes(
     at = at or datetime.now(UTC)
     cluster = cluster or socket.gethostname()
     snapshot_id = snapshot_id or default_snapshot_id(cluster, at)
-    with Snapshot(out, snapshot_id=snapshot_id, cluster=cluster, snapshot_time=at) as run:
+    with Snapshot(out, snapshot_id=snapshot_id, cluster=cluster, snapshot_time=at, dataset=CHANGES) as run:
         for change in changes:
             run.add(change)
         stats = log.stats

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from ..errors import FailureType, NotFoundError, SnapshotError
 from .lock import os_reason
-from .manifest import manifest_name
+from .manifest import SNAPSHOT, manifest_name, of_kind
 from .parquet import manifest_root, open_filesystem, scan_manifests
 
 log = logging.getLogger(__name__)
@@ -44,15 +44,16 @@ def find_manifest(filesystem: pafs.FileSystem, base: str, snapshot_id: str) -> d
     """The committed manifest of ``snapshot_id``. Its manifest damaged: ``SnapshotError`` (exit 1: the
     snapshot is there, but cannot be read); no manifest at all: ``NotFoundError`` (exit 4)."""
     scan = scan_manifests(filesystem, base)
-    for manifest in scan.manifests.values():
+    snapshots = of_kind(list(scan.manifests.values()), base, SNAPSHOT)  # a changes folder: one line
+    for manifest in snapshots:
         if manifest["snapshot_id"] == snapshot_id:
             return manifest
     for damaged in scan.damaged:
         if damaged.path.endswith(f"/{manifest_name(snapshot_id)}"):
             raise SnapshotError(f"snapshot {snapshot_id!r} cannot be compared: {damaged}")
     for damaged in scan.damaged:  # one of them may be the snapshot meant
-        log.warning("%s; skipped", damaged)
-    known = ", ".join(m["snapshot_id"] for m in list(scan.manifests.values())[-10:]) or "none"
+        log.warning("%s; skipped", str(damaged))
+    known = ", ".join(m["snapshot_id"] for m in snapshots[-10:]) or "none"
     raise NotFoundError(f"no committed snapshot {snapshot_id!r} under {base}; newest: {known}")
 
 

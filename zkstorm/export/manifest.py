@@ -4,7 +4,14 @@ and prune, ``diff``, the history job.
 
 A manifest is a JSON object. The keys a reader relies on are checked here, once: ``snapshot_id``,
 ``cluster``, ``snapshot_time`` (ISO), ``files`` (the part files, relative to OUT; exactly what a reader
-reads and what roll-back keeps) and, when present, ``tables`` and ``snapshot_date``. A manifest that
+reads and what roll-back keeps) and, when present, ``tables``, ``snapshot_date`` and ``dataset``.
+
+A folder holds one kind of dataset: ``snapshot`` (``zkstorm snapshot``) or ``changes`` (``zkstorm changes
+--out``). Both are written by one writer in one layout, so two runs of different kinds with the same id
+(both default to ``CLUSTER@YYYY-MM-DD``) would replace each other's manifest and part files; a manifest
+says its kind (``dataset``; one written before the key is a ``changes`` run when it has the ``changes``
+section, else a snapshot), the writer refuses a folder that holds the other kind, and each reader reads
+only its own (``dataset_of``, ``DatasetKindError``). A manifest that
 fails the check is damaged (``DamagedManifestError``): it is not a snapshot, and nothing it might list is
 a leftover either. Every other key passes through untouched, so a writer may add keys without a reader
 changing. Stdlib only, so the history job reads manifests without pyarrow's filesystems.
@@ -13,6 +20,7 @@ changing. Stdlib only, so the history job reads manifests without pyarrow's file
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 import re
 from datetime import date, datetime
@@ -21,7 +29,13 @@ from typing import Any
 from ..errors import DamagedManifestError
 from ..units import parse_utc
 
+log = logging.getLogger(__name__)
+
 MANIFESTS = "_manifests"
+SNAPSHOT = "snapshot"
+CHANGES = "changes"
+DATASETS = (SNAPSHOT, CHANGES)
+_WRITTEN_BY = {SNAPSHOT: "zkstorm snapshot", CHANGES: "zkstorm changes --out"}
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
@@ -72,7 +86,8 @@ def parse_manifest(path: str, data: bytes | str) -> dict[str, Any]:
     try:
         at = parse_utc(manifest["snapshot_time"])
     except ValueError:
-        raise DamagedManifestError(path, f"snapshot_time {manifest['snapshot_time']!r} is not an ISO time") from None
+        reason = f"snapshot_time {_clip(manifest['snapshot_time'])} is not an ISO time"
+        raise DamagedManifestError(path, reason) from None
     files = manifest.get("files")
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         raise DamagedManifestError(path, _missing(manifest, "files", "a list of paths"))
@@ -84,14 +99,53 @@ def parse_manifest(path: str, data: bytes | str) -> dict[str, Any]:
     try:
         date.fromisoformat(snapshot_date)
     except (TypeError, ValueError):
-        raise DamagedManifestError(path, f"snapshot_date {snapshot_date!r} is not a date") from None
-    return {**manifest, "files": relative, "tables": tables, "snapshot_date": snapshot_date}
+        raise DamagedManifestError(path, f"snapshot_date {_clip(snapshot_date)} is not a date") from None
+    dataset = manifest.get("dataset", CHANGES if "changes" in manifest else SNAPSHOT)
+    if dataset not in DATASETS:
+        raise DamagedManifestError(path, f"dataset {_clip(dataset)} is neither {SNAPSHOT!r} nor {CHANGES!r}")
+    return {**manifest, "files": relative, "tables": tables, "snapshot_date": snapshot_date, "dataset": dataset}
+
+
+def dataset_of(manifest: dict[str, Any]) -> str:
+    """The kind of dataset a checked manifest belongs to: ``snapshot`` or ``changes``."""
+    return str(manifest["dataset"])
+
+
+def other_kind_error(base: str, wanted: str, found: str, count: int) -> str:
+    """The one line that refuses a folder of the other kind, for the writer and every reader alike."""
+    runs = "run" if count == 1 else "runs"
+    return (
+        f"{base} holds {count} {found} {runs} ({_WRITTEN_BY[found]}), not {wanted}s; "
+        f"a folder holds one kind: give {_WRITTEN_BY[wanted]} a folder of its own"
+    )
+
+
+def of_kind(manifests: list[dict[str, Any]], base: str, wanted: str) -> list[dict[str, Any]]:
+    """The manifests of the ``wanted`` kind. A folder of only the other kind raises ``SnapshotError``: a
+    reader never reads changes as snapshots (or the reverse); a folder of both (written before the
+    writer refused it) gives each reader its own, with a warning naming how many were left out."""
+    from ..errors import SnapshotError
+
+    mine = [m for m in manifests if dataset_of(m) == wanted]
+    others = [m for m in manifests if dataset_of(m) != wanted]
+    if others and not mine:
+        raise SnapshotError(other_kind_error(base, wanted, dataset_of(others[0]), len(others)))
+    if others:
+        log.warning("%s: %d %s runs left out (this reads %ss only)", base, len(others), dataset_of(others[0]), wanted)
+    return mine
+
+
+def _clip(value: Any, most: int = 60) -> str:
+    """A value quoted in a one-line message: its repr, cut to ``most`` characters (a manifest's value may be
+    a megabyte long)."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}…"
 
 
 def _missing(manifest: dict[str, Any], key: str, wanted: str) -> str:
     if key not in manifest:
-        return f"no {key!r}"
-    return f"{key!r} is not {wanted}"
+        return f"no {key} key"
+    return f"{key} is not {wanted}"
 
 
 def _inside_out(path: str, file: str) -> str:
@@ -101,5 +155,5 @@ def _inside_out(path: str, file: str) -> str:
     normal = posixpath.normpath(file)
     parts = normal.split("/")
     if normal.startswith("/") or len(parts) < 2 or any(p in ("", ".", "..") or p[0] in "._" for p in parts):
-        raise DamagedManifestError(path, f"lists {file!r}, not a part file inside OUT")
+        raise DamagedManifestError(path, f"lists {_clip(file)}, not a part file inside OUT")
     return normal

@@ -50,10 +50,14 @@ from ..units import iso_utc
 from .lock import LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
 from .manifest import (
     MANIFESTS,
+    SNAPSHOT,
+    dataset_of,
     is_manifest_name,
     manifest_name,
     manifest_time,
     may_list,
+    of_kind,
+    other_kind_error,
     parse_manifest,
     part_file_name,
     safe_name,
@@ -175,8 +179,10 @@ class Snapshot:
         snapshot_time: datetime,
         batch_rows: int = 4096,
         lock_stale_after_secs: float = LOCK_STALE_AFTER_SECS,
+        dataset: str = SNAPSHOT,
     ) -> None:
         self.filesystem, self.base = open_filesystem(out)
+        self.dataset = dataset  # the kind of dataset OUT holds (``export.manifest``): snapshot or changes
         self.out = out
         self.snapshot_id = snapshot_id
         self.cluster = cluster
@@ -203,6 +209,7 @@ class Snapshot:
         )
         self._lock.acquire()
         try:
+            self._refuse_other_kind()  # before roll-back: the other kind's files are not this run's to judge
             self._replaced_files()  # a damaged manifest of this id stops the run now, not after the walk
             roll_back_uncommitted(self.filesystem, self.base)
         except BaseException:
@@ -326,6 +333,7 @@ class Snapshot:
             "tables": dict(sorted(self.counts().items())),
             "files": self._files(),
             "schema_version": SCHEMA_VERSION,
+            "dataset": self.dataset,
             "tool": f"zkstorm {__version__}",
         }
         self._write_manifest(manifest)
@@ -367,6 +375,15 @@ class Snapshot:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+    def _refuse_other_kind(self) -> None:
+        """A folder holding the other kind of dataset is refused before anything is written or removed: a
+        snapshot and a changes run of one id would replace each other's manifest and files."""
+        others = [
+            m for m in scan_manifests(self.filesystem, self.base).manifests.values() if dataset_of(m) != self.dataset
+        ]
+        if others:
+            raise SnapshotError(other_kind_error(self.out, self.dataset, dataset_of(others[0]), len(others)))
 
     def _replaced_files(self) -> list[str]:
         """The files the committed manifest of this snapshot id lists (none if there is none). A damaged one
@@ -536,12 +553,13 @@ def scan_manifests(filesystem: pafs.FileSystem, base: str) -> ManifestScan:
     return ManifestScan(dict(found), sorted(damaged, key=lambda d: d.path))
 
 
-def list_manifests(filesystem: pafs.FileSystem, base: str) -> list[dict[str, Any]]:
-    """The committed snapshots' manifests, oldest first; each damaged one is skipped with a warning."""
+def list_manifests(filesystem: pafs.FileSystem, base: str, dataset: str = SNAPSHOT) -> list[dict[str, Any]]:
+    """The committed manifests of one kind of dataset (snapshots, or changes runs), oldest first; each
+    damaged one is skipped with a warning, a folder of the other kind refused (``manifest.of_kind``)."""
     scan = scan_manifests(filesystem, base)
     for damaged in scan.damaged:
-        log.warning("%s; skipped", damaged)
-    return list(scan.manifests.values())
+        log.warning("%s; skipped", str(damaged))
+    return of_kind(list(scan.manifests.values()), base, dataset)
 
 
 def roll_back_uncommitted(filesystem: pafs.FileSystem, base: str) -> None:
@@ -552,7 +570,7 @@ def roll_back_uncommitted(filesystem: pafs.FileSystem, base: str) -> None:
     committed = {f for m in scan.manifests.values() for f in m["files"]}
     guarded = [posixpath.basename(d.path)[: -len(".json")] for d in scan.damaged]
     for damaged in scan.damaged:
-        log.warning("%s; skipped, and the part files of its snapshot id are kept", damaged)
+        log.warning("%s; skipped, and the part files of its snapshot id are kept", str(damaged))
     with _io("list", base):
         infos = filesystem.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
     for info in infos:

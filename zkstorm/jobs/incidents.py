@@ -572,11 +572,12 @@ def read_change_times(spark: Any, base: str) -> ChangeTimes:
     """The changes an incident's exact times come from, out of a changes dataset (``zkstorm changes
     --out``: the snapshot's layout, read by its manifests). Runs whose windows overlap hold a change twice:
     one per (cluster, zxid, path)."""
+    from ..export.manifest import CHANGES
     from .inputs import SnapshotSet
 
     F = _F()
     found = ChangeTimes()
-    selected = SnapshotSet(spark, base)
+    selected = SnapshotSet(spark, base, dataset=CHANGES)
     for table, columns in CHANGE_TABLES.items():
         frame = selected.table(table)
         if frame is None:

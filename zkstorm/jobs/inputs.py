@@ -19,7 +19,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..errors import DamagedManifestError
-from ..export.manifest import MANIFESTS, manifest_time, parse_manifest
+from ..export.manifest import MANIFESTS, SNAPSHOT, manifest_time, of_kind, parse_manifest
 from ..export.objectstore import Staging
 
 log = logging.getLogger(__name__)
@@ -47,9 +47,11 @@ class SnapshotSet:
         since: date | None = None,
         until: date | None = None,
         staging: Staging | None = None,
+        dataset: str = SNAPSHOT,
     ) -> None:
         self.spark = spark
         self.base = base.rstrip("/")
+        self.dataset = dataset  # snapshots, or changes runs (``history --changes``): never the other kind
         self.since, self.until = since, until
         self.staging = staging if staging is not None and staging.needed(self.base) else None
         manifests = self._manifests()
@@ -74,14 +76,14 @@ class SnapshotSet:
         if self.staging is not None:
             from ..export.parquet import list_manifests, open_filesystem
 
-            return list_manifests(*open_filesystem(self.base))  # each damaged one skipped with a warning
+            return list_manifests(*open_filesystem(self.base), self.dataset)  # each damaged one skipped with a warning
         manifests = []
         for path, text in text_files(self.spark, f"{self.base}/{MANIFESTS}/*.json"):
             try:
                 manifests.append(parse_manifest(path, text))
             except DamagedManifestError as exc:
-                log.warning("%s; skipped", exc)
-        return manifests
+                log.warning("%s; skipped", str(exc))
+        return of_kind(manifests, self.base, self.dataset)
 
     def __len__(self) -> int:
         return len(self.snapshots)
