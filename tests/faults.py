@@ -115,3 +115,48 @@ def small_disk(path: Path, size: int) -> Iterator[SmallDisk]:
         yield disk
     finally:
         disk.unmount()
+
+
+class OddPeer:
+    """A member that answers ``srvr``, ``mntr`` and ``conf`` with the texts it is given, on a free loopback
+    port, and closes any other connection at once. A fake, and only for what a real server cannot be made
+    to print on demand: figures no counter holds (``1e400``, ``NaN``, ``-5``, a number of 5,000 digits)."""
+
+    def __init__(self, answers: dict[str, str]) -> None:
+        import socket
+        import threading
+
+        self.answers = answers
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port: int = self.sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._serve, daemon=True, name="odd-peer")
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    word = conn.recv(4).decode("ascii", "replace")
+                    if word in self.answers:
+                        conn.sendall(self.answers[word].encode())
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@contextmanager
+def odd_peer(answers: dict[str, str]) -> Iterator[OddPeer]:
+    peer = OddPeer(answers)
+    try:
+        yield peer
+    finally:
+        peer.close()

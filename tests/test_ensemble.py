@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -582,3 +583,88 @@ def test_only_the_read_words_are_ever_sent() -> None:
     for word in ("wchp", "wchc", "dump", "cons", "srst", "crst", "stmk", "envi"):
         with pytest.raises(ValueError, match="not a read-only four-letter word"):
             ask("127.0.0.1", 1, word, deadline=time.monotonic() + 1)
+
+
+# --- a peer's odd figures: its own problem, never the command's end ------------------------------------------
+
+ODD = {
+    "znode_count": "1e400",
+    "watch_count": "NaN",
+    "ephemerals_count": "-5",
+    "approximate_data_size": "9" * 5000,
+    "open_file_descriptor_count": "99999999999999999999",
+    "avg_latency": "inf",
+}
+
+
+def _odd_answers() -> dict[str, str]:
+    """A follower's real ``srvr`` with its node count and latency made absurd, and a real ``mntr`` with the
+    figures of ``ODD``."""
+    srvr = re.sub(r"Node count: \d+", "Node count: 1e400", text("srvr-follower.txt"))
+    srvr = re.sub(r"Latency min/avg/max: [^\n]*", "Latency min/avg/max: -1/nan/1e999", srvr)
+    mntr = text("mntr-follower.txt")
+    for key, value in ODD.items():
+        mntr = re.sub(rf"zk_{key}\t[^\n]*", f"zk_{key}\t{value}", mntr)
+    return {"srvr": srvr, "mntr": mntr}
+
+
+def test_a_members_odd_figures_are_its_finding_not_the_commands_end(zk_root: Chroot, tmp_path: Path) -> None:
+    """A member printing 1e400, NaN, a negative count or a number no long holds (a fake peer: no real
+    server prints these on demand) beside a healthy real one: ``zk members``, ``zk health --check`` and
+    the nightly ``snapshot`` all finish; the odd figures are None, kept as text in ``odd_figures``, and
+    the member has a ``member_odd_figures`` finding; the real member's figures are untouched."""
+    import pyarrow.dataset as ds
+
+    from tests.faults import odd_peer
+
+    with odd_peer(_odd_answers()) as peer:
+        hosts = f"{zk_root.server.connect_string},127.0.0.1:{peer.port}"
+        members = run("--zk", hosts, "zk", "members", "-f", "json", "--admin-port", "0")
+        assert members.exit_code == 0, members.output
+        by_port = {m["port"]: m for m in json.loads(members.stdout)}
+        odd, real = by_port[peer.port], by_port[zk_root.server.port]
+        assert odd["znode_count"] is None and odd["watch_count"] is None and odd["ephemerals_count"] is None
+        assert odd["approximate_data_bytes"] is None and odd["open_file_descriptors"] is None
+        # srvr's absurd latencies are odd figures; mntr's sound ones stand in for them (its average is absurd too)
+        assert odd["latency_avg_ms"] is None and odd["latency_min_ms"] == 1
+        for key in ("min latency=-1", "avg latency=nan", "avg_latency=inf", "Node count=1e400", "watch_count=NaN", "ephemerals_count=-5", "open_file_descriptor_count="):
+            assert key in odd["odd_figures"], odd["odd_figures"]
+        assert len(odd["odd_figures"]) < 400  # a 5,000-digit figure is cut, not repeated whole
+        assert real["odd_figures"] is None and real["znode_count"] > 0
+        health = run("--zk", hosts, "zk", "health", "--members-only", "--check", "-f", "json")
+        assert health.exit_code in (0, ExitCode.UNHEALTHY), health.output
+        assert "internal error" not in health.stderr
+        (finding,) = [f for f in json.loads(health.stdout) if f["finding"] == "member_odd_figures"]
+        assert finding["member"] == f"127.0.0.1:{peer.port}" and "1e400" in finding["detail"]
+        for fmt in ("table", "csv", "prometheus"):
+            shown = run("--zk", hosts, "zk", "members", "-f", fmt, "--admin-port", "0")
+            assert shown.exit_code == 0 and "internal error" not in shown.stderr, (fmt, shown.output)
+        out = tmp_path / "out"
+        snap = run("--zk", f"{hosts}{zk_root.path}", "snapshot", str(out), "--cluster", "odd")
+        assert snap.exit_code == 0, snap.output
+        rows = ds.dataset(str(out / "zk_members"), format="parquet", partitioning="hive").to_table().to_pylist()
+        assert {r["port"]: r["odd_figures"] for r in rows}[peer.port] == odd["odd_figures"]
+
+
+def test_peer_numbers_out_of_range_are_never_raised() -> None:
+    """Every parser of a peer's answer: an absurd number is no number (or an odd figure), never an
+    exception; ports past 65535 and ids past a long are not taken."""
+    from zkstorm.ensemble.fourletter import OddFigure, counter, measure
+
+    srvr = parse_srvr(_odd_answers()["srvr"])
+    assert srvr.node_count is None and srvr.latency_avg_ms is None and "Node count=1e400" in srvr.odd
+    for bad in ("1e400", "nan", "-5", "1.5", "9" * 5000, "0x" + "f" * 17, "ten"):
+        with pytest.raises(OddFigure):
+            counter(bad, 16 if bad.startswith("0x") else 10)
+    assert counter("12.0") == 12 and counter("0x1f", 16) == 31 and counter("") is None
+    for bad in ("inf", "-1", "nan", "1e400"):
+        with pytest.raises(OddFigure):
+            measure(bad)
+    peers, _ = parse_config(
+        "server.1=a:70000:3888;2181\nserver.99999999999999999999999=b:2888:3888;2181\n"
+        + "server."
+        + "9" * 5000
+        + "=c:2888:3888;2181\nserver.2=d:2888:3888;99999\nserver.3=e:2888:3888;2181"
+    )
+    assert [p.server_id for p in peers] == [3]
+    assert voting_view_peers({"current_config": {"9" * 5000: {}, "1e400": {}}}) == []

@@ -1006,6 +1006,9 @@ class ZkMember:
     named_in: str  # zk (a --zk host) or config (a peer only the ensemble's configuration names)
     problem: str | None  # why figures are missing: unreachable, not serving, words not whitelisted
     advice: str | None  # the one setting to change so that zkstorm can read it all
+    # figures it printed that no counter can hold (1e400, NaN, -5), as printed: ``key=value, …``; each is
+    # None among the figures above, and the member has a ``member_odd_figures`` finding
+    odd_figures: str | None = None
 
 
 @dataclass(slots=True, kw_only=True)

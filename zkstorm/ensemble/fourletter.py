@@ -19,6 +19,7 @@ The parsers are pure functions over the text a real server printed (``tests/data
 from __future__ import annotations
 
 import json
+import math
 import re
 import socket
 import time
@@ -106,6 +107,7 @@ class Srvr:
     zxid: int | None = None
     mode: str | None = None  # leader, follower, observer, standalone, read-only
     node_count: int | None = None
+    odd: list[str] = field(default_factory=list)  # figures no counter can hold, as printed (``odd_figure``)
 
 
 def short_version(text: str) -> str:
@@ -115,6 +117,10 @@ def short_version(text: str) -> str:
 
 def parse_srvr(text: str) -> Srvr:
     out = Srvr()
+
+    def count(key: str, value: str, base: int = 10) -> int | None:
+        return figure(out.odd, key, value, lambda text: counter(text, base))  # type: ignore[no-any-return]
+
     for line in text.splitlines():
         key, sep, value = line.partition(":")
         value = value.strip()
@@ -126,21 +132,22 @@ def parse_srvr(text: str) -> Srvr:
             out.version = short_version(value)
         elif key == "Latency min/avg/max":
             low, avg, high = [*value.split("/"), "", "", ""][:3]
-            out.latency_min_ms, out.latency_avg_ms, out.latency_max_ms = _int(low), _float(avg), _int(high)
+            out.latency_min_ms, out.latency_max_ms = count("min latency", low), count("max latency", high)
+            out.latency_avg_ms = figure(out.odd, "avg latency", avg, measure)
         elif key == "Received":
-            out.received = _int(value)
+            out.received = count(key, value)
         elif key == "Sent":
-            out.sent = _int(value)
+            out.sent = count(key, value)
         elif key == "Connections":
-            out.connections = _int(value)
+            out.connections = count(key, value)
         elif key == "Outstanding":
-            out.outstanding = _int(value)
+            out.outstanding = count(key, value)
         elif key == "Zxid":
-            out.zxid = _int(value, 16) if value.lower().startswith("0x") else _int(value)
+            out.zxid = count(key, value, 16) if value.lower().startswith("0x") else count(key, value)
         elif key == "Mode":
             out.mode = value
         elif key == "Node count":
-            out.node_count = _int(value)
+            out.node_count = count(key, value)
     return out
 
 
@@ -262,8 +269,8 @@ def parse_config(text: str) -> tuple[list[Peer], int | None]:
             continue
         if key == "version":
             version = _int(value.strip(), 16)
-        elif key.startswith("server.") and key[7:].isdigit():
-            peer = parse_server(int(key[7:]), value.strip())
+        elif key.startswith("server.") and _int(key[7:]) is not None:
+            peer = parse_server(_int(key[7:]) or 0, value.strip())
             if peer is not None:
                 peers.append(peer)
     return sorted(peers, key=lambda p: p.server_id), version
@@ -277,7 +284,7 @@ def parse_server(server_id: int, spec: str) -> Peer | None:
     parts = _host_and_ports(first)
     if parts is None or len(parts) not in (3, 4):
         return None
-    host, quorum, election = parts[0], _int(parts[1]), _int(parts[2])
+    host, quorum, election = parts[0], _int(parts[1], most=PORT_MAX), _int(parts[2], most=PORT_MAX)
     if quorum is None or election is None:
         return None
     learner_type = parts[3] if len(parts) == 4 else "participant"
@@ -288,7 +295,9 @@ def parse_server(server_id: int, spec: str) -> Peer | None:
         client_parts = _host_and_ports(client)
         if client_parts is None or len(client_parts) > 2:
             return None
-        client_port = _int(client_parts[-1])
+        client_port = _int(client_parts[-1], most=PORT_MAX)
+        if client_port is None:
+            return None
         client_host = client_parts[0] if len(client_parts) == 2 else "0.0.0.0"
     return Peer(server_id, host, quorum, election, learner_type, client_host, client_port)
 
@@ -312,20 +321,21 @@ def voting_view_peers(body: dict[str, Any]) -> list[Peer]:
     addresses) as configuration lines."""
     peers = []
     for sid, view in (body.get("current_config") or {}).items():
-        if not str(sid).isdigit() or not isinstance(view, dict):
+        server_id = _int(str(sid))
+        if server_id is None or not isinstance(view, dict):
             continue
         servers = view.get("server_addresses") or [""]
         elections = view.get("election_addresses") or [""]
         server = _host_and_ports(str(servers[0])) or [""]
         election = _host_and_ports(str(elections[0])) or [""]
         client = _host_and_ports(str(view.get("client_address") or ""))
-        client_port = _int(client[-1]) if client and len(client) == 2 else None
+        client_port = _int(client[-1], most=PORT_MAX) if client and len(client) == 2 else None
         peers.append(
             Peer(
-                int(sid),
+                server_id,
                 server[0],
-                _int(server[-1]) or 0,
-                _int(election[-1]) or 0,
+                _int(server[-1], most=PORT_MAX) or 0,
+                _int(election[-1], most=PORT_MAX) or 0,
                 str(view.get("learner_type") or "participant"),
                 client[0] if client_port is not None and client else None,
                 client_port,
@@ -334,18 +344,72 @@ def voting_view_peers(body: dict[str, Any]) -> list[Peer]:
     return sorted(peers, key=lambda p: p.server_id)
 
 
-def _int(text: str, base: int = 10) -> int | None:
+# --- numbers a peer printed --------------------------------------------------------------------------------
+# A member's answer is a peer's text: a broken or hostile member may print 1e400, NaN, -5 or a number of
+# ten thousand digits where a count belongs. None of them may end a command (``int(float("1e400"))`` is an
+# OverflowError), nor reach a record as a number no counter holds (Parquet's int64 refuses it, and the
+# nightly snapshot with it). A figure out of range is None, and, where it is one of a member's figures,
+# kept as printed in the member's ``odd_figures`` (the ``member_odd_figures`` finding).
+
+LONG_MAX = (1 << 63) - 1  # ZooKeeper's counters, ids and zxids are Java longs; Parquet's int64 the same
+PORT_MAX = 65535
+
+
+class OddFigure(ValueError):
+    """A figure a member printed that no counter can hold: not a number, not whole, negative, too large."""
+
+
+def counter(text: str | None, base: int = 10) -> int | None:
+    """A count, zxid or id as a member printed it: a whole number in 0..LONG_MAX (``12``, ``12.0``, ``0x1f``);
+    None when it printed nothing. Raises ``OddFigure`` for anything else."""
+    text = (text or "").strip()
+    if not text:
+        return None
     try:
-        return int(text.strip(), base)
-    except (ValueError, AttributeError):
+        value = int(text, base)
+    except ValueError:
+        number = measure(text)  # "12.0": a count written as a real number (the AdminServer's JSON)
+        if number is None or not number.is_integer():
+            raise OddFigure(text) from None
+        value = int(number)
+    if not 0 <= value <= LONG_MAX:
+        raise OddFigure(text)
+    return value
+
+
+def measure(text: str | None) -> float | None:
+    """A measurement (an average latency): a finite real number ≥ 0; None when none was printed; raises
+    ``OddFigure`` for NaN, infinity, a negative or a word."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise OddFigure(text) from None
+    if not math.isfinite(value) or value < 0:
+        raise OddFigure(text)
+    return value
+
+
+def figure(odd: list[str], key: str, text: str | None, read: Callable[[str | None], Any]) -> Any:
+    """``read(text)``, or None with ``key=text`` (cut to a line) added to ``odd`` when it is an odd figure."""
+    try:
+        return read(text)
+    except OddFigure:
+        shown = (text or "").strip()
+        odd.append(f"{key}={shown if len(shown) <= 24 else shown[:23] + '…'}")
         return None
 
 
-def _float(text: str) -> float | None:
+def _int(text: str, base: int = 10, *, most: int = LONG_MAX) -> int | None:
+    """A number in a peer's settings or configuration (a port, a server id): None unless whole and in
+    0..``most``."""
     try:
-        return float(text.strip())
-    except (ValueError, AttributeError):
+        value = counter(text, base)
+    except OddFigure:
         return None
+    return value if value is not None and value <= most else None
 
 
 def _text(value: Any) -> str:

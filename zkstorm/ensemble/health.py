@@ -184,6 +184,21 @@ def words_not_allowed(state: EnsembleState, _: Thresholds) -> list[ZkFinding]:
     ]
 
 
+def odd_figures(state: EnsembleState, _: Thresholds) -> list[ZkFinding]:
+    """A member that printed figures no counter can hold (``1e400``, ``NaN``, ``-5``): broken or not what it
+    claims to be. Its other figures, and every other member, are judged as usual."""
+    return [
+        _finding(
+            "member_odd_figures",
+            "warning",
+            f"printed figures no counter can hold ({m.odd_figures}): shown as text, not judged",
+            m,
+        )
+        for m in state.members
+        if m.odd_figures
+    ]
+
+
 def membership_unknown(state: EnsembleState, _: Thresholds) -> list[ZkFinding]:
     """The ensemble's configuration could not be read: the members shown are the --zk hosts only."""
     if state.membership_source is not None:
@@ -202,6 +217,7 @@ MEMBER_RULES: list[Callable[[EnsembleState, Thresholds], list[ZkFinding]]] = [
     slow_members,
     file_descriptors,
     words_not_allowed,
+    odd_figures,
     membership_unknown,
 ]
 

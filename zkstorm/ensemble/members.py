@@ -25,6 +25,7 @@ from typing import Any
 
 from ..records import ZkMember
 from .fourletter import (
+    LONG_MAX,
     Conf,
     NotServing,
     Peer,
@@ -32,6 +33,9 @@ from .fourletter import (
     WordRefused,
     admin_get,
     ask,
+    counter,
+    figure,
+    measure,
     monitor_values,
     parse_conf,
     parse_config,
@@ -140,7 +144,7 @@ def _read_admin(reading: Reading, deadline: float, options: ReadOptions) -> None
                 f"the AdminServer on port {options.admin_port} is the one of client port {config['client_port']}"
             )
             return
-        reading.admin_server_id = config.get("server_id") if isinstance(config.get("server_id"), int) else None
+        reading.admin_server_id = _whole(config.get("server_id"))
         if reading.mntr is None:
             reading.mntr = monitor_values(get("monitor"))
         if reading.conf is None:
@@ -148,12 +152,17 @@ def _read_admin(reading: Reading, deadline: float, options: ReadOptions) -> None
         if reading.srvr is None:
             stats = get("server_stats").get("server_stats") or {}
             zxid = stats.get("last_processed_zxid")
-            reading.admin_zxid = zxid if isinstance(zxid, int) else None
+            reading.admin_zxid = _whole(zxid)
         reading.admin_used = True
     except NotServing:
         reading.not_serving = reading.srvr is None
     except (OSError, ValueError) as exc:
         reading.admin_error = describe_failure(exc, deadline) if isinstance(exc, OSError) else str(exc)
+
+
+def _whole(value: Any) -> int | None:
+    """A number from an AdminServer's JSON that an id or zxid can be (``fourletter.counter``'s range)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= LONG_MAX else None
 
 
 def describe_failure(exc: BaseException, deadline: float) -> str:
@@ -286,22 +295,17 @@ def to_member(reading: Reading, peer: Peer | None) -> ZkMember:
     mode = _mode(reading)
     read_only = None if mode in ("unreachable", "unknown") else mode == "read-only"
 
-    def number(key: str) -> int | None:
-        value = mntr.get(key)
-        try:
-            return int(float(value)) if value is not None else None
-        except ValueError:
-            return None
+    odd: list[str] = list(srvr.odd) if srvr else []
 
-    def figure(srvr_value: Any, key: str) -> Any:
+    def number(key: str) -> int | None:
+        return figure(odd, key, mntr.get(key), counter)  # type: ignore[no-any-return]
+
+    def either(srvr_value: Any, key: str) -> Any:
         return srvr_value if srvr_value is not None else number(key)
 
     avg = srvr.latency_avg_ms if srvr else None
-    if avg is None and mntr.get("avg_latency") is not None:
-        try:
-            avg = float(mntr["avg_latency"])
-        except ValueError:
-            avg = None
+    if avg is None:
+        avg = figure(odd, "avg_latency", mntr.get("avg_latency"), measure)
     version = srvr.version if srvr and srvr.version else (short_version(mntr["version"]) if "version" in mntr else None)
     problem, advice = _problem(reading)
     return ZkMember(
@@ -315,12 +319,12 @@ def to_member(reading: Reading, peer: Peer | None) -> ZkMember:
         version=version,
         zxid=srvr.zxid if srvr and srvr.zxid is not None else reading.admin_zxid,
         zxid_lag=None,
-        latency_min_ms=figure(srvr.latency_min_ms if srvr else None, "min_latency"),
+        latency_min_ms=either(srvr.latency_min_ms if srvr else None, "min_latency"),
         latency_avg_ms=avg,
-        latency_max_ms=figure(srvr.latency_max_ms if srvr else None, "max_latency"),
-        outstanding_requests=figure(srvr.outstanding if srvr else None, "outstanding_requests"),
-        connections=figure(srvr.connections if srvr else None, "num_alive_connections"),
-        znode_count=figure(srvr.node_count if srvr else None, "znode_count"),
+        latency_max_ms=either(srvr.latency_max_ms if srvr else None, "max_latency"),
+        outstanding_requests=either(srvr.outstanding if srvr else None, "outstanding_requests"),
+        connections=either(srvr.connections if srvr else None, "num_alive_connections"),
+        znode_count=either(srvr.node_count if srvr else None, "znode_count"),
         watch_count=number("watch_count"),
         ephemerals_count=number("ephemerals_count"),
         approximate_data_bytes=number("approximate_data_size"),
@@ -330,6 +334,7 @@ def to_member(reading: Reading, peer: Peer | None) -> ZkMember:
         followers=number("learners") if "learners" in mntr else number("followers"),
         synced_followers=number("synced_followers"),
         uptime_ms=number("uptime"),
+        odd_figures=", ".join(dict.fromkeys(odd)) or None,
         source=_source(reading),
         named_in=reading.named_in,
         problem=problem,
