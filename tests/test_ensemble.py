@@ -627,7 +627,15 @@ def test_a_members_odd_figures_are_its_finding_not_the_commands_end(zk_root: Chr
         assert odd["approximate_data_bytes"] is None and odd["open_file_descriptors"] is None
         # srvr's absurd latencies are odd figures; mntr's sound ones stand in for them (its average is absurd too)
         assert odd["latency_avg_ms"] is None and odd["latency_min_ms"] == 1
-        for key in ("min latency=-1", "avg latency=nan", "avg_latency=inf", "Node count=1e400", "watch_count=NaN", "ephemerals_count=-5", "open_file_descriptor_count="):
+        for key in (
+            "min latency=-1",
+            "avg latency=nan",
+            "avg_latency=inf",
+            "Node count=1e400",
+            "watch_count=NaN",
+            "ephemerals_count=-5",
+            "open_file_descriptor_count=",
+        ):
             assert key in odd["odd_figures"], odd["odd_figures"]
         assert len(odd["odd_figures"]) < 400  # a 5,000-digit figure is cut, not repeated whole
         assert real["odd_figures"] is None and real["znode_count"] > 0

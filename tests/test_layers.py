@@ -29,7 +29,10 @@ PACKAGE = REPO / "zkstorm"
 
 # Bottom first. A module belongs to the first entry that is its name or a package above it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("vocabulary: errors, units, defaults", ("zkstorm.errors", "zkstorm.units", "zkstorm.defaults")),
+    (
+        "vocabulary: errors, units, defaults, text",
+        ("zkstorm.errors", "zkstorm.units", "zkstorm.defaults", "zkstorm.text"),
+    ),
     ("records", ("zkstorm.records",)),
     ("columns of records", ("zkstorm.schema",)),
     ("layout, redaction, progress", ("zkstorm.layout", "zkstorm.redact", "zkstorm.progress")),
@@ -57,7 +60,7 @@ CLI_ALSO = {
     "zkstorm.progress": "the progress display on stderr, which only the command line shows",
     "zkstorm.redact": "-vv's log filter, and an internal error's message without the values it quotes",
 }
-CLI_FRONT_DOOR = ("zkstorm.model", "zkstorm.output", "zkstorm.render", "zkstorm.errors")
+CLI_FRONT_DOOR = ("zkstorm.model", "zkstorm.output", "zkstorm.render", "zkstorm.errors", "zkstorm.text")
 # The commands that run a library entry point other than the model: module → what it may import for it.
 CLI_ENTRY_POINTS = {
     "zkstorm.cli.nightly": ("zkstorm.export.parquet", "zkstorm.export.diff", "zkstorm.jobs.history"),

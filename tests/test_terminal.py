@@ -230,3 +230,35 @@ def test_watch_lines_show_control_characters_as_escapes() -> None:
     out = io.StringIO()
     Console(file=out, width=200, color_system=None).print(watch_line(change))
     assert_shown_safely(out.getvalue(), r"ord\u202eers-0", r"b1\x1b[2J.example.org", r"(was leader \x1b]52;c;")
+
+
+def test_prometheus_label_values_show_control_characters_as_escapes(writer: KazooClient, zk_root: Chroot) -> None:
+    """A textfile collector's ``.prom`` is read with ``cat`` too: every label value from ZooKeeper (a
+    topology's name, a topic, a member's mode) carries its control characters as escapes, and the
+    exposition still parses, each label reading as the escaped text."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.faults import odd_peer
+    from tests.test_ensemble import text
+
+    seed(writer, zk_root.path)
+    zk = ("--zk", zk_root.zk)
+    cases: dict[tuple[str, ...], str] = {
+        ("storm", "topologies"): r"pay\x1b]0;owned\x07ments",
+        ("kafka", "partitions"): r"ord\u202eers",
+        ("kafka", "health"): r"ord\u202eers",
+    }
+    srvr = text("srvr-follower.txt").replace("Mode: follower", f"Mode: fol{OSC52}{RLO}lower")
+    with odd_peer({"srvr": srvr}) as peer:
+        cases[("--zk", f"127.0.0.1:{peer.port}", "zk", "members", "--admin-port", "0")] = r"fol\x1b]52;c;"
+        for args, escape in cases.items():
+            result = run(*zk, *args, "-f", "prometheus")
+            assert result.exit_code == 0, (args, result.output)
+            assert_shown_safely(result.stdout)
+            labels = {
+                value
+                for family in text_string_to_metric_families(result.stdout)
+                for sample in family.samples
+                for value in sample.labels.values()
+            }
+            assert any(escape in value for value in labels), (args, sorted(labels))

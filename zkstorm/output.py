@@ -32,8 +32,8 @@ from typing import Any, TextIO
 
 import orjson
 
-from .render import visible  # rich-free: rich is imported only where a renderable is built
 from .schema import columns, kind_name, to_jsonable
+from .text import visible
 from .units import iso_utc
 
 

@@ -10,11 +10,11 @@ needs no rich: rich is imported where a renderable is built.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .schema import table_columns, to_jsonable
+from .text import visible
 from .units import duration_text, plural
 
 if TYPE_CHECKING:
@@ -23,31 +23,6 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from .records import Znode
-
-# What a terminal would act on instead of showing: C0 controls (ESC starts the sequences that write the
-# clipboard, retitle the window or clear the screen; BEL, backspace and CR rewrite what is shown), DEL,
-# C1 controls (0x9b is a one-byte CSI on some terminals), Unicode's Bidi_Control characters (they reorder
-# the text around them: "Trojan Source") and the line and paragraph separators that Python splits lines
-# on. Each is shown as the escape Python would write for it: \x1b, \x07, \r, \u202e.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-# The same, where a value is legitimately shown on several lines (a Storm error's trace, a znode's text):
-# newlines and tabs stay.
-_UNSAFE_IN_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_SHORT_ESCAPES = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _escape(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    return _SHORT_ESCAPES.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-
-
-def visible(text: str, *, multiline: bool = False) -> str:
-    """``text`` with every control character shown as its escape (``\\x1b``, ``\\r``, ``\\u202e``) instead of
-    acting on the terminal; ``multiline`` keeps newlines (a CRLF as one) and tabs."""
-    if multiline:
-        return _UNSAFE_IN_LINES.sub(_escape, text.replace("\r\n", "\n"))
-    return _UNSAFE.sub(_escape, text)
 
 
 def human_size(n: int) -> str:

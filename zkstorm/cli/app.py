@@ -137,7 +137,7 @@ class _OneStyle(logging.Formatter):
     keep their lines."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from ..render import visible
+        from ..text import visible
 
         message = visible(super().format(record), multiline=True)
         level = record.levelname.lower()

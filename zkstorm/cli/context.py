@@ -25,7 +25,7 @@ from ..output import Format, Shown
 def say(message: str) -> None:
     """One line on stderr, ``zkstorm: message``. Messages quote ZooKeeper's paths and names, so they are
     shown as every value is (``render.visible``: control characters as escapes)."""
-    from ..render import visible
+    from ..text import visible
 
     click.echo(f"zkstorm: {visible(message)}", err=True)
 

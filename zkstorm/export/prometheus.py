@@ -6,7 +6,10 @@ counters, component streams, znodes) has none, and asking for them is a usage er
 needs besides the rows (a root's stored error counts, its topology names, the supervisors assignments
 name) it asks of the view the rows were read through, while the cluster is still open.
 
-Written through ``prometheus_client`` (its own escaping and format, which its parser reads back). Every
+Written through ``prometheus_client`` (its own escaping and format, which its parser reads back). Its
+escaping covers backslash, quote and newline only, and a textfile is read with ``cat`` too: every label
+value is first shown as every other writer shows ZooKeeper's text (``text.visible``: ESC, BEL, OSC 52 and
+bidi controls as ``\x1b``, ``\u202e``), in ``Family.add``, the one way a value enters a series. Every
 series is a gauge of the state the command read; labels are bounded: a root, a topic, a broker id, a
 topology name, a finding kind, a status, an ensemble member (host:port; an ensemble has a handful), never
 a partition, a worker or a Storm or Kafka host. The metric names, labels
@@ -35,6 +38,7 @@ from ..records import (
     ZkFinding,
     ZkMember,
 )
+from ..text import visible
 
 
 @dataclass
@@ -47,7 +51,7 @@ class Family:
     samples: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
 
     def add(self, value: float, *label_values: Any) -> Family:
-        self.samples.append((tuple(str(v) for v in label_values), float(value)))
+        self.samples.append((tuple(visible(str(v)) for v in label_values), float(value)))
         return self
 
 
