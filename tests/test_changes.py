@@ -841,3 +841,47 @@ def test_readme_documents_the_change_kinds_columns() -> None:
     documented = readme.split("<!-- changes-schema:start -->\n", 1)[1].split("<!-- changes-schema:end -->", 1)[0]
     assert documented == schema_markdown(CHANGE_TYPES)
     assert all(f"`{table_name(t)}`" in readme.split("### The change kinds", 1)[1] for t in CHANGE_TYPES)
+
+
+# --- window bounds at every extreme: a usage error naming what is wrong, never an empty window or everything ---
+
+
+@pytest.mark.parametrize(
+    ("bound", "said"),
+    [
+        ("1e400d", "longer than a century"),
+        ("100000000000d", "longer than a century"),
+        ("-1", "a zxid is not negative"),
+        ("-2h", "a duration is not negative"),
+        ("-5s", "a duration is not negative"),
+        ("nan", "not a number"),
+        (hex(1 << 64), "past the largest zxid"),
+        ("99999999999999999999", "past the largest zxid"),
+        ("0001-01-01T00:00:00+14:00", "out of the range of times"),
+    ],
+)
+@pytest.mark.parametrize("option", ["--since", "--until"])
+def test_a_hostile_window_bound_is_a_usage_error(option: str, bound: str, said: str) -> None:
+    result = run("--from-files", str(_folder(VARIANTS[0])), "changes", f"{option}={bound}")
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert said in result.stderr and "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        ("--since", "0x100000010", "--until", "0x100000005"),  # two zxids
+        ("--since", "2026-01-02T00:00Z", "--until", "2026-01-01T00:00Z"),  # two times
+        ("--since", "1h", "--until", "2h"),  # two spans back: the end further back than the start
+        ("--since", "1s", "--until", "0x1"),  # of two kinds, placed in the logs
+    ],
+)
+def test_an_until_before_the_since_is_a_usage_error(window: tuple[str, ...]) -> None:
+    result = run("--from-files", str(_folder(VARIANTS[0])), "changes", *window)
+    assert result.exit_code == ExitCode.USAGE, result.output
+    assert result.stderr.strip() == "zkstorm: --until is before --since: the window is empty"
+
+
+def test_a_zxid_past_a_long_is_refused_by_at_zxid_too() -> None:
+    result = run("--from-files", str(_folder(VARIANTS[0])), "--at-zxid", hex(1 << 63), "tree", "/")
+    assert result.exit_code == ExitCode.USAGE and "past the largest zxid" in result.stderr

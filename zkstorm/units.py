@@ -10,20 +10,55 @@ may use it.
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta
 
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+MAX_DURATION_SECS = 100 * 365 * 86400  # a century
+LONG_MAX = (1 << 63) - 1  # a Java long: ZooKeeper's zxids, counters and ids
+
+
+class OutOfRange(ValueError):
+    """A value of the right form that no reading takes (a negative duration, a zxid past a long, a time
+    UTC cannot hold): its message names what is wrong, where a form error names the form expected."""
 
 
 def parse_duration(text: str) -> float:
-    """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds; ``ValueError`` for anything else."""
+    """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds; ``ValueError`` for anything else, and for a
+    duration that is negative, not finite, or longer than a century (``1e400d`` is infinite; a timedelta
+    or a time in milliseconds cannot hold ``100000000000d``): every option and window bound that takes
+    a duration is checked here, once."""
     value = text.strip().lower()
     unit = value[-1:] if value[-1:] in _SECONDS else "s"
     number = value[:-1] if value[-1:] in _SECONDS else value
     try:
-        return float(number) * _SECONDS[unit]
+        seconds = float(number) * _SECONDS[unit]
     except ValueError:
         raise ValueError(f"{text!r} is not a duration like 30s, 15m, 2h, 3d") from None
+    if math.isnan(seconds):
+        raise OutOfRange(f"{text!r} is not a duration: not a number")
+    if seconds < 0:
+        raise OutOfRange(f"{text!r} is not a duration: a duration is not negative")
+    if seconds > MAX_DURATION_SECS:
+        raise OutOfRange(
+            f"{text!r} is longer than a century ({MAX_DURATION_SECS // 86400:,}d), the longest duration taken"
+        )
+    return seconds
+
+
+def parse_zxid(text: str) -> int:
+    """A zxid as ZooKeeper prints them: hex (``0x1c8``) or decimal (``456``), 0 up to the largest a Java
+    long holds (``LONG_MAX``); ``ValueError`` for anything else."""
+    value = text.strip()
+    try:
+        zxid = int(value, 16) if value[:2].lower() == "0x" else int(value)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a zxid (hex 0x1c8 or decimal 456)") from None
+    if zxid < 0:
+        raise OutOfRange(f"{text!r} is not a zxid: a zxid is not negative")
+    if zxid > LONG_MAX:
+        raise OutOfRange(f"{text!r} is past the largest zxid ({LONG_MAX:#x}: a zxid is a 64-bit signed long)")
+    return zxid
 
 
 def duration_text(seconds: float | None, *, coarse: bool = False) -> str:
@@ -53,9 +88,12 @@ def duration_text(seconds: float | None, *, coarse: bool = False) -> str:
 
 def parse_utc(text: str) -> datetime:
     """An ISO-8601 time (``2026-11-21T02:30:00Z``, ``…+02:00``, or without an offset: then UTC) as an aware UTC
-    datetime; ``ValueError`` for anything else."""
+    datetime; ``ValueError`` for anything else, a time UTC cannot hold included (``0001-01-01T00:00+14:00``)."""
     moment = datetime.fromisoformat(text.strip())
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    try:
+        return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    except OverflowError:
+        raise OutOfRange(f"{text.strip()!r} is out of the range of times UTC holds") from None
 
 
 def parse_since(text: str, now: float) -> float:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from ..errors import FilesError
+from ..errors import FilesError, UsageError
 from ..layout import ROOT_SEARCH_DEPTH
 from ..sources.base import RawNode, Stat
 from ..sources.files.snapfile import SnapshotFile, name_zxid
@@ -47,6 +47,7 @@ from ..sources.files.txnlog import (
     SetData,
     Txn,
 )
+from ..units import LONG_MAX
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _INDEX_EVERY = 1024  # one (zxid, time) pair kept per this many txns, to place a window given in time
@@ -152,13 +153,28 @@ class Bound:
         if isinstance(value, bool):
             raise TypeError("a window bound is a zxid, a datetime or a timedelta")
         if isinstance(value, int):
+            if not 0 <= value <= LONG_MAX:
+                raise UsageError(f"window bound {value:#x} is not a zxid (0 to {LONG_MAX:#x})")
             return Bound(zxid=value)
         if isinstance(value, datetime):
             moment = value if value.tzinfo else value.replace(tzinfo=UTC)
             return Bound(time_ms=(moment - EPOCH) // timedelta(milliseconds=1))
         if isinstance(value, timedelta):
+            if value < timedelta(0):
+                raise UsageError(f"window bound {value} back from the last txn is negative: a span back is not")
             return Bound(back_ms=value // timedelta(milliseconds=1))
         raise TypeError(f"a window bound is a zxid, a datetime or a timedelta, not {type(value).__name__}")
+
+
+def _in_order(since: Bound | None, until: Bound | None) -> None:
+    """``UsageError`` for a window whose end comes before its start, where both are of one kind (two zxids,
+    two times, two spans back); bounds of two kinds are compared once placed in the logs (``_resolve``)."""
+    if since is None or until is None:
+        return
+    for kind, later_is_larger in (("zxid", True), ("time_ms", True), ("back_ms", False)):
+        start, end = getattr(since, kind), getattr(until, kind)
+        if start is not None and end is not None and (end < start if later_is_larger else end > start):
+            raise UsageError("--until is before --since: the window is empty")
 
 
 @dataclass
@@ -242,6 +258,7 @@ class ChangeReader:
         self.paths = list(paths)
         self.since = Bound.of(since)
         self.until = Bound.of(until)
+        _in_order(self.since, self.until)
         self.best_effort = best_effort
         self._is_light = light or (lambda path: False)
         self._light: dict[str, bool] = {}
@@ -410,6 +427,11 @@ class ChangeReader:
                 self._until_zxid = until.zxid
             else:
                 self._until_time = until.time_ms if until.time_ms is not None else last.time_ms - (until.back_ms or 0)
+            if since is not None and (
+                (self._until_zxid is not None and self._until_zxid < start)
+                or (self._until_time is not None and start_time is not None and self._until_time < start_time)
+            ):
+                raise UsageError("--until is before --since: the window is empty")
         if not [z for z in usable if z < start]:
             if not usable:
                 raise FilesError(self._no_state_message(first.zxid))

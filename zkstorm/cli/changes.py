@@ -12,28 +12,35 @@ import click
 
 from ..errors import ExitCode, UsageError
 from ..output import VIEW_FORMATS, Format, Shown
-from ..units import parse_duration, parse_utc
+from ..units import OutOfRange, parse_duration, parse_utc, parse_zxid
 from .app import cli
 from .context import Settings, emit, say, stop_progress
 from .options import Duration, format_option
 
-_ZXID = re.compile(r"0[xX][0-9a-fA-F]+|\d+")
+_ZXID = re.compile(r"0[xX][0-9a-fA-F]+|[-+]?\d+")
+# A number with or without a unit: a duration (or a zxid) whatever else is wrong with it (-2h, 1e400d, nan)
+_NUMBER = re.compile(r"[-+]?(\d[\d.]*([eE][-+]?\d+)?|\.\d+|nan|inf(inity)?)[smhdw]?", re.IGNORECASE)
 
 
 def _bound(value: str | None, option: str) -> int | datetime | timedelta | None:
     """A window end: a zxid (``0x1c8`` or decimal), a duration back from the last logged txn (``2h``),
-    or an ISO time (UTC unless it says otherwise)."""
+    or an ISO time (UTC unless it says otherwise). Each is checked where it is read (``units``): a
+    negative, infinite or century-long duration and a zxid past a long are usage errors, never an empty
+    window or everything."""
     if value is None:
         return None
     text = value.strip()
-    if _ZXID.fullmatch(text):
-        return int(text, 0) if text[:2].lower() == "0x" else int(text)
     try:
-        return timedelta(seconds=parse_duration(text))
-    except ValueError:
-        pass
+        if _ZXID.fullmatch(text):
+            return parse_zxid(text)
+        if _NUMBER.fullmatch(text):
+            return timedelta(seconds=parse_duration(text))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
     try:
         return parse_utc(text)
+    except OutOfRange as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
     except ValueError:
         raise click.BadParameter(
             f"{value!r} is not a zxid (0x1c8), a duration (2h) or an ISO time (2026-01-21T03:12Z)",

@@ -11,7 +11,7 @@ import click
 
 from ..defaults import STALE_AFTER_SECS
 from ..output import Format
-from ..units import duration_text, parse_duration, parse_utc
+from ..units import duration_text, parse_duration, parse_utc, parse_zxid
 from .context import Settings
 
 _AS_JSON = "zkstorm.as_json"  # ctx.meta: --json was given
@@ -101,12 +101,9 @@ class Zxid(click.ParamType):
         if isinstance(value, int):
             return value
         try:
-            zxid = int(value, 0) if str(value).lower().startswith("0x") else int(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a zxid (hex 0x1c8 or decimal 456)", param, ctx)
-        if zxid < 0:
-            self.fail("a zxid is not negative", param, ctx)
-        return zxid
+            return parse_zxid(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 def root_path(_ctx: Any, _param: Any, value: str) -> str:

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..units import LONG_MAX  # ZooKeeper's counters, ids and zxids are Java longs; Parquet's int64 the same
+
 # The words zkstorm may send: read-only, and each answered in a few kilobytes whatever the ensemble holds.
 READ_WORDS = frozenset({"srvr", "mntr", "conf", "isro"})
 # ``AbstractFourLetterCommand.ZK_NOT_SERVING``
@@ -351,7 +353,6 @@ def voting_view_peers(body: dict[str, Any]) -> list[Peer]:
 # nightly snapshot with it). A figure out of range is None, and, where it is one of a member's figures,
 # kept as printed in the member's ``odd_figures`` (the ``member_odd_figures`` finding).
 
-LONG_MAX = (1 << 63) - 1  # ZooKeeper's counters, ids and zxids are Java longs; Parquet's int64 the same
 PORT_MAX = 65535
 
 
