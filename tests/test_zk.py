@@ -309,6 +309,29 @@ def test_a_server_that_stops_answering_ends_the_walk_with_a_clear_error(
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.parametrize("quiet_secs", [0, 3, 7])
+def test_closing_a_session_whose_server_stopped_answering_is_bounded_by_the_timeout(
+    zk_server, writer: KazooClient, zk_root: Chroot, quiet_secs: float
+) -> None:  # type: ignore[no-untyped-def]
+    """After a complete read the server stops answering, at once or while the command is still writing
+    its output (``quiet_secs``: kazoo is reconnecting by then): closing the session ends within
+    --timeout, not kazoo's own wait of at least ten seconds for its connection thread."""
+    for i in range(5):
+        writer.create(f"{zk_root.path}/n{i}", b"v")
+    proxy = _DroppingProxy(zk_server.port)
+    try:
+        session = ReadOnlySession(f"127.0.0.1:{proxy.port}{zk_root.path}", timeout=2)
+        with session:
+            assert len(list(session.walk("/"))) == 6
+            proxy.stalled.set()
+            time.sleep(quiet_secs)
+            started = time.monotonic()
+        took = time.monotonic() - started
+    finally:
+        proxy.close()
+    assert took < 3, took
+
+
 # --- a hostile world: refusals, names that do not resolve, servers that do not answer -------------------
 
 

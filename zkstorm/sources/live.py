@@ -614,7 +614,7 @@ class ReadOnlySession:
         try:
             self._establish(client, guard, deadline)
         except BaseException:
-            _discard(client)
+            _discard(client, self.timeout)
             raise
         guard.deadline = None  # from now on a reconnect waits as kazoo does; the walk has its own patience
         self._client, self._guard = client, guard
@@ -709,7 +709,7 @@ class ReadOnlySession:
     def close(self) -> None:
         if self._client is not None:
             client, self._client = self._client, None
-            _discard(client)
+            _discard(client, self.timeout)
 
     def as_of(self) -> float:
         """The time the data read is as of: a live ensemble is read now."""
@@ -1023,16 +1023,29 @@ class _Pipelined:
         return out
 
 
-def _discard(client: Any) -> None:
-    """Stop and close a kazoo client whatever state it is in (kazoo refuses close() before stop())."""
-    try:
-        client.stop()
-    except Exception:
-        log.debug("stopping the kazoo client failed", exc_info=True)
-    try:
-        client.close()
-    except Exception:
-        log.debug("closing the kazoo client failed", exc_info=True)
+def _discard(client: Any, within: float) -> None:
+    """Stop and close a kazoo client whatever state it is in (kazoo refuses close() before stop()), within
+    ``within`` seconds. kazoo's ``stop`` waits for its connection thread for at least ten seconds (its
+    ``_safe_close``), longer while it is reconnecting to a server that stopped answering after the read:
+    a command then outlived its --timeout by many times. A session not closed by then is left to the
+    server to expire, as a killed process's is; the thread that is still closing it is a daemon."""
+    done = threading.Event()
+
+    def shut() -> None:
+        try:
+            client.stop()
+        except Exception:
+            log.debug("stopping the kazoo client failed", exc_info=True)
+        try:
+            client.close()
+        except Exception:
+            log.debug("closing the kazoo client failed", exc_info=True)
+        finally:
+            done.set()
+
+    threading.Thread(target=shut, name="zkstorm-close", daemon=True).start()
+    if not done.wait(within):
+        log.info("the session did not close within --timeout (%gs): left to the server to expire", within)
 
 
 def _normalise(path: str) -> str:
