@@ -35,3 +35,11 @@ def visible(text: str, *, multiline: bool = False) -> str:
     if multiline:
         return _UNSAFE_IN_LINES.sub(_escape, text.replace("\r\n", "\n"))
     return _UNSAFE.sub(_escape, text)
+
+
+def clip(value: object, most: int = 60) -> str:
+    """``value`` quoted in a one-line message: its ``repr``, cut to ``most`` characters. A value read from a
+    damaged file (a path a lying length made a megabyte long) or a hand-edited manifest must not make the
+    line that names it a megabyte long."""
+    text = repr(value)
+    return text if len(text) <= most else f"{text[: most - 1]}…"

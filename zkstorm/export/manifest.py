@@ -27,6 +27,7 @@ from datetime import date, datetime
 from typing import Any
 
 from ..errors import DamagedManifestError
+from ..text import clip
 from ..units import parse_utc
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ def parse_manifest(path: str, data: bytes | str) -> dict[str, Any]:
     try:
         at = parse_utc(manifest["snapshot_time"])
     except ValueError:
-        reason = f"snapshot_time {_clip(manifest['snapshot_time'])} is not an ISO time"
+        reason = f"snapshot_time {clip(manifest['snapshot_time'])} is not an ISO time"
         raise DamagedManifestError(path, reason) from None
     files = manifest.get("files")
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
@@ -99,10 +100,10 @@ def parse_manifest(path: str, data: bytes | str) -> dict[str, Any]:
     try:
         date.fromisoformat(snapshot_date)
     except (TypeError, ValueError):
-        raise DamagedManifestError(path, f"snapshot_date {_clip(snapshot_date)} is not a date") from None
+        raise DamagedManifestError(path, f"snapshot_date {clip(snapshot_date)} is not a date") from None
     dataset = manifest.get("dataset", CHANGES if "changes" in manifest else SNAPSHOT)
     if dataset not in DATASETS:
-        raise DamagedManifestError(path, f"dataset {_clip(dataset)} is neither {SNAPSHOT!r} nor {CHANGES!r}")
+        raise DamagedManifestError(path, f"dataset {clip(dataset)} is neither {SNAPSHOT!r} nor {CHANGES!r}")
     return {**manifest, "files": relative, "tables": tables, "snapshot_date": snapshot_date, "dataset": dataset}
 
 
@@ -135,13 +136,6 @@ def of_kind(manifests: list[dict[str, Any]], base: str, wanted: str) -> list[dic
     return mine
 
 
-def _clip(value: Any, most: int = 60) -> str:
-    """A value quoted in a one-line message: its repr, cut to ``most`` characters (a manifest's value may be
-    a megabyte long)."""
-    text = repr(value)
-    return text if len(text) <= most else f"{text[: most - 1]}…"
-
-
 def _missing(manifest: dict[str, Any], key: str, wanted: str) -> str:
     if key not in manifest:
         return f"no {key} key"
@@ -155,5 +149,5 @@ def _inside_out(path: str, file: str) -> str:
     normal = posixpath.normpath(file)
     parts = normal.split("/")
     if normal.startswith("/") or len(parts) < 2 or any(p in ("", ".", "..") or p[0] in "._" for p in parts):
-        raise DamagedManifestError(path, f"lists {_clip(file)}, not a part file inside OUT")
+        raise DamagedManifestError(path, f"lists {clip(file)}, not a part file inside OUT")
     return normal
