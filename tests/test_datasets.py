@@ -120,3 +120,17 @@ def test_history_reads_only_its_own_kind(spark: Any, tmp_path: Path) -> None:
         SnapshotSet(spark, str(changes))
     with pytest.raises(SnapshotError, match="holds 1 snapshot run"):
         SnapshotSet(spark, str(snapshots), dataset="changes")
+
+
+def test_the_history_is_refused_a_folder_of_snapshots_or_changes(spark: Any, tmp_path: Path) -> None:
+    from zkstorm.errors import UsageError
+    from zkstorm.jobs.history import run as run_history
+
+    snapshots = tmp_path / "snapshots"
+    assert _snapshot(snapshots).exit_code == 0
+    before = _files(snapshots)
+    with pytest.raises(UsageError, match="is the SNAPSHOTS folder"):
+        run_history(spark, str(snapshots), out=f"{snapshots}/")
+    with pytest.raises(UsageError, match="is the --changes folder"):
+        run_history(spark, str(snapshots), out=str(tmp_path / "c"), changes=str(tmp_path / "c"))
+    assert _files(snapshots) == before

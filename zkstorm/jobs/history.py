@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any, TypeVar
 
+from zkstorm.errors import UsageError
 from zkstorm.export.objectstore import Staging
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs.facts import Window
@@ -102,7 +103,13 @@ def run_history(
     end from ZooKeeper's logs instead of the snapshots' bracket. ``progress`` hears one stage per step.
 
     A location Spark cannot open (``s3://`` without an S3 connector) is read and written through pyarrow
-    and a local staging folder (``export.objectstore.Staging``), removed at the end."""
+    and a local staging folder (``export.objectstore.Staging``), removed at the end.
+
+    ``out`` is a folder of its own: the history written into the snapshots' (or the changes') folder
+    would sit among the tables their writer rolls back and prunes (``export.manifest``: one kind a folder)."""
+    for other, what in ((snapshots, "SNAPSHOTS"), (changes, "--changes")):
+        if out and other and out.rstrip("/") == other.rstrip("/"):
+            raise UsageError(f"--out {out} is the {what} folder: give the history a folder of its own")
     with Staging(spark, store=STORE) as staging:
         progress.stage("reading the manifests")
         selected = SnapshotSet(spark, snapshots, since=since, until=until, staging=staging)
