@@ -21,6 +21,7 @@ from kazoo.client import KazooClient
 
 from tests.fixtures import FIXTURES, zkfiles_expected
 from tests.test_cli import run
+from tests.test_zkfiles import ENDS, HOLES, damage_log, last_log
 from zkstorm.errors import ExitCode
 from zkstorm.layout import Roots
 from zkstorm.model.walk import decode_node
@@ -734,6 +735,47 @@ def test_a_damaged_log_is_one_line_and_exit_7_and_best_effort_reads_up_to_it(tmp
     assert read and max(c["zxid"] for c in read) < zxids[7]
     strict = run("--from-files", str(data), "--best-effort", "--strict", "changes", "-f", "json")
     assert strict.exit_code == ExitCode.DECODE_FAILURES
+
+
+@pytest.mark.parametrize("how", HOLES)
+def test_a_hole_in_a_log_is_one_line_and_exit_7_and_best_effort_reads_up_to_it(tmp_path: Path, how: str) -> None:
+    """A record that cannot be read with whole records after it (test_zkfiles.py, ``damage_log``) is damage,
+    not the log's end: before, the read stopped there at exit 0 (2 of the window's 12 changes shown)."""
+    data = tmp_path / "data"
+    shutil.copytree(_folder("zk395-plain"), data)
+    damaged = last_log(data / "version-2")
+    zxids = [txn.zxid for txn in LogFile(str(damaged)).txns()]
+    since = hex(zxids[0])
+    whole = _changes(data, "--since", since)
+    at, after = damage_log(damaged, how)
+    result = run("--from-files", str(data), "changes", "--since", since)
+    assert result.exit_code == ExitCode.FILES
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1
+    line = result.stderr.strip()
+    assert line.startswith(f"zkstorm: {damaged}: ")
+    assert line.endswith(f" at byte {at}, but whole records follow from byte {after}: the log is damaged")
+    best = run("--from-files", str(data), "--best-effort", "changes", "--since", since, "-f", "json")
+    assert best.exit_code == 0, best.stderr
+    assert line.replace("zkstorm: ", "zkstorm: warning: ", 1) in best.stderr.splitlines()
+    assert json.loads(best.stdout) == [c for c in whole if c["zxid"] < zxids[3]]
+    strict = run("--from-files", str(data), "--best-effort", "--strict", "changes", "--since", since)
+    assert strict.exit_code == ExitCode.DECODE_FAILURES
+
+
+@pytest.mark.parametrize("how", ENDS)
+def test_zeros_to_the_end_of_a_log_end_the_changes_without_a_word(tmp_path: Path, how: str) -> None:
+    """Zeros after a log's last whole record, or after a record cut short, are its end, as ZooKeeper reads
+    it (the server had not appended more yet, or died while appending): no warning."""
+    data = tmp_path / "data"
+    shutil.copytree(_folder("zk395-plain"), data)
+    log = last_log(data / "version-2")
+    zxids = [txn.zxid for txn in LogFile(str(log)).txns()]
+    since = hex(zxids[0])
+    whole = _changes(data, "--since", since)
+    damage_log(log, how)
+    result = run("--from-files", str(data), "changes", "--since", since, "-f", "json")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert json.loads(result.stdout) == [c for c in whole if c["zxid"] < zxids[3]]
 
 
 def test_a_window_before_every_snapshot_is_refused_and_best_effort_starts_at_the_oldest() -> None:

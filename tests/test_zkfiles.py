@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import struct
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from stat import S_ISFIFO
 from typing import Any
 
 import pytest
@@ -425,6 +429,166 @@ def test_missing_txns_between_files_are_an_error(tmp_path: Path) -> None:
         FileSource([str(older), *(str(files / n) for n in logs if (files / n).exists())]).connect()
 
 
+# A hole in a log (a record the reader cannot take, whole records after it) against the log's end (zeros,
+# or one record cut short and zeros, to the end of the file): ZooKeeper's own reader ends the log at
+# either, silently (FileTxnLog.java); zkstorm tells the hole as damage.
+HOLES = ("a length into the zeros", "a length past the end of the file", "a zeroed txn header")
+ENDS = ("zeros from a record on", "a record cut short, then zeros")
+
+
+def last_log(files: Path) -> Path:
+    return max(files.glob("log.*"), key=lambda p: int(p.name.split(".")[1], 16))
+
+
+def record_starts(blob: bytes) -> list[int]:
+    """Where each record of a log starts, and last where its data ends (the preallocated zeros start)."""
+    starts, pos = [], 16  # the file header; then (checksum, length, payload, "B") per record
+    while (length := int.from_bytes(blob[pos + 8 : pos + 12], "big")) > 0:
+        starts.append(pos)
+        pos += 12 + length + 1
+    return [*starts, pos]
+
+
+def damage_log(log: Path, how: str, record: int = 3) -> tuple[int, int]:
+    """Damage a real log's ``record``-th record (from 0) as ``how`` (one of ``HOLES`` or ``ENDS``) says;
+    returns where that record and the next one start."""
+    blob = bytearray(log.read_bytes())
+    starts = record_starts(blob)
+    at, after, end = starts[record], starts[record + 1], starts[-1]
+    if how == "a length into the zeros":  # its "B" would be in the preallocated zeros
+        struct.pack_into(">i", blob, at + 8, end + 100 - at - 12)
+    elif how == "a length past the end of the file":
+        struct.pack_into(">i", blob, at + 8, len(blob) + 100 - at - 12)
+    elif how == "a zeroed txn header":  # checksum, length and txn header, as a zeroed disk block leaves them
+        blob[at : at + 12 + 32] = bytes(12 + 32)
+    elif how == "zeros from a record on":  # as the server left the log before appending that record
+        blob[at:] = bytes(len(blob) - at)
+    elif how == "a record cut short, then zeros":  # as a crash in the middle of appending it leaves it
+        half = at + (after - at) // 2
+        blob[half:] = bytes(len(blob) - half)
+    else:
+        raise AssertionError(how)
+    log.write_bytes(bytes(blob))
+    return at, after
+
+
+@pytest.mark.parametrize("how", HOLES)
+def test_a_hole_in_a_log_with_whole_records_after_it_is_damage(tmp_path: Path, how: str) -> None:
+    files = _copy("zk395-plain", tmp_path)
+    log = last_log(files)  # replayed after the newest snapshot
+    zxids = [txn.zxid for txn in LogFile(str(log)).txns()]
+    at, after = damage_log(log, how)
+    with pytest.raises(FilesError) as raised:
+        FileSource([str(files)]).connect()
+    message = str(raised.value)
+    assert message.startswith(f"{log}: ")
+    assert message.endswith(f" at byte {at}, but whole records follow from byte {after}: the log is damaged")
+    result = run("--from-files", str(files), "tree", "/")
+    assert result.exit_code == ExitCode.FILES
+    assert result.stdout == "" and result.stderr.strip().splitlines() == [f"zkstorm: {message}"]
+    with FileSource([str(files)], best_effort=True) as source:  # the state before the hole, and the hole
+        got = {raw.path: client_view(raw) for raw in source.walk("/")}
+        assert source.plan is not None and source.plan.problems == [message]
+        assert source.plan.zxid == zxids[2]
+    with FileSource([str(folder("zk395-plain"))], at_zxid=zxids[2]) as pristine:
+        assert got == {raw.path: client_view(raw) for raw in pristine.walk("/")}
+    best = run("--from-files", str(files), "--best-effort", "tree", "/")
+    assert best.exit_code == 0 and f"warning: {message}" in best.stderr
+
+
+@pytest.mark.parametrize("how", ENDS)
+def test_zeros_to_the_end_of_a_log_are_its_end_not_damage(tmp_path: Path, how: str) -> None:
+    files = _copy("zk395-plain", tmp_path)
+    log = last_log(files)
+    zxids = [txn.zxid for txn in LogFile(str(log)).txns()]
+    damage_log(log, how)
+    with FileSource([str(files)]) as source:
+        got = {raw.path: client_view(raw) for raw in source.walk("/")}
+        assert source.plan is not None and source.plan.problems == []
+        assert source.plan.zxid == zxids[2]
+    with FileSource([str(folder("zk395-plain"))], at_zxid=zxids[2]) as pristine:
+        assert got == {raw.path: client_view(raw) for raw in pristine.walk("/")}
+    result = run("--from-files", str(files), "tree", "/")
+    assert result.exit_code == 0 and result.stderr == ""
+
+
+@contextmanager
+def _unblocked(path: Path) -> Iterator[list[bool]]:
+    """Should a read open the FIFO ``path`` (and so wait for a writer, forever), open its other end after
+    a few seconds, so that the test fails instead of hanging; yields a list that says if it had to. (The
+    other end opens only while a reader holds the FIFO open: never, when nothing opens it.)"""
+    opened: list[bool] = []
+    if not S_ISFIFO(os.lstat(path).st_mode):
+        yield opened
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        if stop.wait(5):
+            return
+        while not stop.is_set():
+            try:  # ENXIO until a reader has it open
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+                opened.append(True)
+            except OSError:
+                pass
+            stop.wait(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        yield opened
+    finally:
+        stop.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("which", ["newest_snapshot", "last_log"])
+@pytest.mark.parametrize("kind", ["a FIFO", "a character device", "a directory"])
+def test_a_data_file_that_is_not_a_regular_file_is_refused_unopened(tmp_path: Path, which: str, kind: str) -> None:
+    files = _copy("zk395-plain", tmp_path)
+    snapshot = files / EXPECTED["variants"]["zk395-plain"]["newest_snapshot"]
+    target = snapshot if which == "newest_snapshot" else last_log(files)
+    target.unlink()
+    if kind == "a FIFO":
+        os.mkfifo(target)
+    elif kind == "a character device":
+        target.symlink_to(os.devnull)
+    else:
+        target.mkdir()
+    since = hex(int(snapshot.name.split(".")[1], 16) + 1)  # a window whose state is the newest snapshot
+    with _unblocked(target) as opened:
+        reads = [run("--from-files", str(files), "tree", "/")]
+        if kind != "a directory":  # named as a file: a directory so named is read as a data directory
+            reads.append(run("--from-files", str(snapshot), "--from-files", str(last_log(files)), "tree"))
+        if which == "last_log" or kind != "a directory":  # (changes hands the files source its snapshots by
+            # name, and a directory so named is a data directory holding none: the older snapshot is used)
+            reads.append(run("--from-files", str(files), "changes", "--since", since))
+    assert not opened, "a read opened it and waited for a writer"
+    for result in reads:
+        assert result.exit_code == ExitCode.FILES
+        assert result.stderr.strip().splitlines() == [f"zkstorm: {target}: not a regular file ({kind})"]
+
+
+def test_a_fifo_put_in_place_after_the_check_is_refused_without_waiting(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _copy("zk395-plain", tmp_path)
+    log = last_log(files)
+    checked = os.stat(log)
+    log.unlink()
+    os.mkfifo(log)
+    real_stat = os.stat
+
+    def stat_before_the_swap(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        return checked if os.fspath(path) == str(log) else real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat_before_the_swap)  # the check sees the log; the open, a FIFO
+    with _unblocked(log) as opened, pytest.raises(FilesError, match=r"not a regular file \(a FIFO\)"):
+        list(LogFile(str(log)).txns())
+    assert not opened, "the read opened it and waited for a writer"
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_mutated_files_give_files_errors_only(tmp_path: Path, data: st.DataObject) -> None:
@@ -456,8 +620,12 @@ def test_mutated_files_give_files_errors_only(tmp_path: Path, data: st.DataObjec
             continue
         assert reached is not None
         if not best_effort and reached != var["final"]["zxid"]:
-            # (a flipped length field reads as a record running past the end: a torn tail, for ZooKeeper too)
-            assert name == last_log, f"{name} damaged at {at}: replay stopped at {reached:#x} silently"
+            # a torn tail: the newest log cut short, or its last record's length or "B" damaged (a record
+            # the server was appending, for ZooKeeper too); with whole records after it, it is a hole
+            last_record = record_starts((folder(variant) / last_log).read_bytes())[-2]
+            assert name == last_log and (cut or at >= last_record), (
+                f"{name} damaged at {at}: replay stopped at {reached:#x} silently"
+            )
         with FileSource([str(folder(variant))], at_zxid=reached) as pristine:
             want = {raw.path: client_view(raw) for raw in pristine.walk("/")}
         assert got == want

@@ -674,6 +674,7 @@ def _check_lie(tmp_path: Path, lie: _Lie) -> None:
             if error is not None:
                 message = str(error)
                 assert "\n" not in message and message.strip()
+                assert len(message) < 500, message[:500]  # one line is a short line: no lying length's worth of path
                 if isinstance(error, FilesError):
                     assert lie.name in message or "missing from the logs" in message, message
             else:
@@ -695,6 +696,17 @@ def test_lying_length_fields_end_in_one_line_or_a_tree(tmp_path: Path, lie: _Lie
     (its record's checksum recomputed or not) replaced by a lie: negative, zero, one past the end, 512
     MiB, 1.5 GiB."""
     _check_lie(tmp_path, lie)
+
+
+def test_a_path_length_that_swallows_the_rest_of_the_stream_is_named_in_a_short_line(tmp_path: Path) -> None:
+    """The node path a lying length makes of every byte after it (a megabyte, in a large snapshot) is
+    quoted cut to a line, not whole."""
+    name = "snapshot.1cd"
+    stream = _stream_of(name, (folder("zk38-plain") / name).read_bytes())
+    for offset in (61, 106):  # the first node's path length; its data's: 80k and 232k characters quoted whole
+        left = len(stream) - offset - 4 - 200  # all but the tail: the path is the rest of the tree
+        _check_lie(tmp_path, _Lie("zk38-plain", name, "stream", offset, left, False))
+        _check_lie(tmp_path, _Lie("zk38-plain", name, "stream", offset, 2000, False))
 
 
 def test_a_snapshot_cut_inside_its_acl_cache_is_damage(tmp_path: Path) -> None:

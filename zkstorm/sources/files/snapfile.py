@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import stat
 import struct
 import threading
 import zlib
@@ -22,6 +23,7 @@ from typing import Any, BinaryIO, Protocol, cast
 from zlib_ng import zlib_ng
 
 from ...errors import FilesError, JuteError
+from ...text import clip
 from ..base import RawNode, Stat
 from .jute import (
     ACL_KEY_AND_STAT,
@@ -108,6 +110,45 @@ def name_zxid(name: str, prefix: str) -> int | None:
         return None
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+# Opening a FIFO to read waits for a writer, without O_NONBLOCK; with it, open returns at once (open(2))
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+
+
+def _not_regular(path: str, mode: int) -> FilesError | None:
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((name for test, name in _KINDS if test(mode)), "a special file")
+    return FilesError(f"{path}: not a regular file ({kind})")
+
+
+def open_file(path: str) -> BinaryIO:
+    """``path`` (a snapshot or a log) open to read, or ``FilesError`` naming it when it is not a regular
+    file: every file the files source reads is opened here. A FIFO named ``log.*`` would hang a plain
+    ``open`` until some writer came, a device would be read as a file: each is refused from its ``stat``,
+    unopened, and checked again on the descriptor, opened non-blocking, in case one was put in its place
+    in between. ``OSError`` (missing, unreadable) is the caller's to tell."""
+    refused = _not_regular(path, os.stat(path).st_mode)
+    if refused is not None:
+        raise refused
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        refused = _not_regular(path, os.fstat(fd).st_mode)
+        if refused is not None:
+            raise refused
+        os.set_blocking(fd, True)  # no effect on a regular file's reads, but none is wanted
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def snapshot_kind(name: str) -> str:
     ext = name.rsplit(".", 1)[-1]
     return ext if ext in ("gz", "snappy") else "plain"
@@ -122,7 +163,7 @@ def cheap_check(path: str, f: BinaryIO | None = None) -> str | None:
     try:
         with contextlib.ExitStack() as opened:
             if f is None:
-                f = opened.enter_context(open(path, "rb"))
+                f = opened.enter_context(open_file(path))
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(0)
@@ -421,7 +462,7 @@ class SnapshotFile:
         try:
             with contextlib.ExitStack() as opened:
                 if f is None:
-                    f = opened.enter_context(open(self.path, "rb"))
+                    f = opened.enter_context(open_file(self.path))
                 f.seek(0)
                 w = _Window(self._chunks(f))
                 try:
@@ -521,7 +562,7 @@ class SnapshotFile:
         two cost more per znode than the assembly itself (bench/bench_files.py).
         """
         try:
-            f = open(self.path, "rb")  # noqa: SIM115 (closed in the finally below)
+            f = open_file(self.path)  # closed in the finally below
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         info = self.info
@@ -597,7 +638,8 @@ class SnapshotFile:
                         depth = path.count("/")
                         if not depth:  # (would close the root)
                             dropped += 1
-                            raise JuteError(f"node {path!r} at stream byte {w.base + start} is not an absolute path")
+                            where = f"at stream byte {w.base + start}"
+                            raise JuteError(f"node {clip(path)} {where} is not an absolute path")
                         while len(stack) > depth:
                             frame = stack.pop()
                             if frame[5] is not None:
@@ -626,7 +668,7 @@ class SnapshotFile:
                         if len(stack) != depth:
                             # ZooKeeper's DataTree.deserialize: "Invalid Datatree, unable to find parent"
                             dropped += 1
-                            raise JuteError(f"node {path!r} at stream byte {w.base + start} is out of tree order")
+                            raise JuteError(f"node {clip(path)} at stream byte {w.base + start} is out of tree order")
                     elif count == 1:
                         path = "/"
                     else:

@@ -36,6 +36,7 @@ from .snapfile import (
     client_stat,
     content_digest,
     name_zxid,
+    open_file,
 )
 from .txnlog import LogFile, Txn
 
@@ -362,7 +363,7 @@ class FileSource:
                 continue
             in_range.append(candidate)
             try:
-                with open(candidate, "rb") as f:  # checked through one handle: one open per candidate
+                with open_file(candidate) as f:  # checked through one handle: one open per candidate
                     why = cheap_check(candidate, f)
                     if why is None:
                         self._prepare(candidate, skipped, partial=False, f=f)

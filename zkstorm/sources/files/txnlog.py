@@ -3,11 +3,13 @@ docs/zookeeper-files.md §11–12).
 
 A log is a header and ``(long checksum, int length, payload, 'B')`` records, then zeros up to its
 preallocated size. The end of data is a zero length, a short tail or a record without its ``B`` (a log
-the server is still appending to); a complete record with a wrong checksum is corruption.
+the server is still appending to), when nothing but zeros or that record's own bytes follow; a whole
+record after it, or a complete record with a wrong checksum, is corruption.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 from collections.abc import Iterator
@@ -30,12 +32,15 @@ from .jute import (
     read_long,
     read_string,
 )
-from .snapfile import name_zxid
+from .snapfile import name_zxid, open_file
 
 _CHUNK = 1 << 20
 _SKIP_READ = 1 << 12  # after seeking over a record: enough for the next header (records before the
 # snapshot's zxid can be large multis, which are seeked over, not read)
 _FRAME = struct.Struct(">qi")  # checksum, length
+_FRAMED_HEADER = 12 + TXN_HEADER.size  # a record's frame and txn header: what says whether one starts here
+_TYPE_AT = _FRAMED_HEADER - INT.size  # the txn type, the header's last field
+_ZERO_BLOCK = bytes(1 << 12)
 _DIGEST = struct.Struct(">iq")  # TxnDigest: version, tree digest
 
 # OpCodes that reach the log (ZooDefs.OpCode)
@@ -242,6 +247,80 @@ def _path_vector(buf: bytes, pos: int, end: int) -> tuple[list[str], int]:
     return paths, pos
 
 
+def _first_nonzero(buf: bytes, pos: int) -> int:
+    """The position of the first byte at or after ``pos`` that is not zero (``len(buf)`` if none): a
+    block at a time against a block of zeros (a memcmp), so 64 MiB of preallocated zeros cost little."""
+    end, step = len(buf), len(_ZERO_BLOCK)
+    while pos < end:
+        block = buf[pos : pos + step]
+        if block != _ZERO_BLOCK[: len(block)]:
+            return pos + len(block) - len(block.lstrip(b"\0"))
+        pos += step
+    return end
+
+
+def _record_at(fd: int, offset: int, size: int) -> bool:
+    """Whether a whole record starts at ``offset`` of the log open as ``fd`` (``size`` bytes): a length
+    a txn fits in, a txn type ZooKeeper logs, its ``B`` where the length says and its checksum right."""
+    head = os.pread(fd, _FRAMED_HEADER, offset)
+    if len(head) < _FRAMED_HEADER:
+        return False
+    checksum, length = _FRAME.unpack_from(head)
+    if not TXN_HEADER.size <= length <= MAX_FIELD or offset + 12 + length >= size:
+        return False
+    if INT.unpack_from(head, _TYPE_AT)[0] not in OP_NAMES or os.pread(fd, 1, offset + 12 + length) != b"B":
+        return False
+    value, at, left = zlib_ng.adler32(b""), offset + 12, length  # checksummed a chunk at a time: a
+    while left:  # garbage length allocates nothing
+        data = os.pread(fd, min(left, _CHUNK), at)
+        if not data:
+            return False
+        value, at, left = zlib_ng.adler32(data, value), at + len(data), left - len(data)
+    return value == checksum
+
+
+def _next_record(fd: int, start: int, size: int) -> int | None:
+    """The offset of the first whole record (``_record_at``) at or after ``start`` in the log open as
+    ``fd`` (``size`` bytes), or None: what tells a log's end from a hole in it.
+
+    Each record's checksum is an Adler-32 in a long: it starts with four zero bytes, so only the places
+    where four zeros start are tried (``bytes.find``). Inside zeros a frame is all zero and no record can
+    start before the 11 bytes ahead of the next non-zero byte, so runs of zeros are passed over whole, and
+    the holes of a sparse file (ZooKeeper preallocates a log by writing its last byte, FilePadding.java)
+    without reading them (``SEEK_DATA``)."""
+    seek_data = getattr(os, "SEEK_DATA", None)  # (it moves the descriptor's offset: called once the read is over)
+    pos = start
+    while pos + _FRAMED_HEADER < size:
+        if seek_data is not None:
+            try:
+                pos = max(pos, os.lseek(fd, pos, seek_data) - 11)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:  # nothing but a hole from here to the end
+                    return None
+        chunk = os.pread(fd, _CHUNK + _FRAMED_HEADER, pos)
+        limit = min(_CHUNK, len(chunk) - _FRAMED_HEADER)  # a record needs its framed header and a "B"
+        at = 0
+        while True:
+            at = chunk.find(b"\0\0\0\0", at)
+            if at < 0 or at >= limit:
+                break
+            checksum, length = _FRAME.unpack_from(chunk, at)
+            if checksum == 0 and length == 0:
+                at = max(at + 1, _first_nonzero(chunk, at + 12) - 11)
+                continue
+            if (
+                TXN_HEADER.size <= length <= MAX_FIELD
+                and INT.unpack_from(chunk, at + _TYPE_AT)[0] in OP_NAMES
+                and _record_at(fd, pos + at, size)
+            ):
+                return pos + at
+            at += 1
+        if len(chunk) < _CHUNK + _FRAMED_HEADER:
+            return None
+        pos += _CHUNK
+    return None
+
+
 class LogFile:
     """One transaction log; ``txns()`` yields its records in order."""
 
@@ -264,10 +343,27 @@ class LogFile:
     def txns(self, after: int = -1) -> Iterator[Txn]:
         """The records with a zxid above ``after``; earlier ones are checksummed but not parsed."""
         try:
-            with open(self.path, "rb") as f:
+            with open_file(self.path) as f:
                 yield from self._read(f, after)
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+
+    def _end(self, f: Any, size: int, length: int) -> None:
+        """The data seems to end at the record at ``end_offset``, whose frame says ``length``: a zero length
+        (the preallocated zeros) or a record without its ``B`` (the last one, cut short). ZooKeeper's own
+        reader ends the log there either way (FileTxnLog.java, ``FileTxnIterator.next``: an empty record is
+        EOF; Util.java, ``readTxnBytes``: "Last transaction was partial"), and so does this one when only
+        zeros or that record's own bytes follow. A whole record after it makes it a hole, not the end:
+        damage, saying where the records go on. (The record at ``end_offset`` whole by the time the rest
+        was searched is a server appending while the log is read: the end, as it was when read.)"""
+        offset = self.end_offset
+        found = _next_record(f.fileno(), offset + 1, size)
+        if found is not None and not _record_at(f.fileno(), offset, size):
+            self.partial_tail = False
+            what = "a zero record length" if length == 0 else f"a record of length {length} without its B"
+            self._damaged(
+                f"{self.path}: {what} at byte {offset}, but whole records follow from byte {found}: the log is damaged"
+            )
 
     def _read(self, f: Any, after: int) -> Iterator[Txn]:
         """Records are read from a buffer refilled a chunk at a time (three small reads per record cost
@@ -293,8 +389,9 @@ class LogFile:
                     self.partial_tail = bool(buf.strip(b"\0"))
                     return
             checksum, length = unpack_frame(buf, pos)
-            if length == 0:
-                return  # the preallocated zeros
+            if length == 0:  # the preallocated zeros, unless whole records follow
+                self._end(f, size, 0)
+                return
             if length < header_size or length > MAX_FIELD:
                 self._damaged(f"{self.path}: bad record length {length} at byte {base + pos}")
                 return
@@ -306,6 +403,7 @@ class LogFile:
                 # Past the end of the file: a torn tail, as ZooKeeper reads it (EOF inside the record).
                 # Known without reading it, so a garbage length allocates nothing.
                 self.partial_tail = True
+                self._end(f, size, length)
                 return
             session, cxid, zxid, time_ms, kind = unpack_header(buf, record)
             if marker >= len(buf):
@@ -314,15 +412,18 @@ class LogFile:
                     buf, pos, base = f.read(_SKIP_READ), 0, base + marker
                     if buf[:1] != b"B":
                         self.partial_tail = True
+                        self._end(f, size, length)
                         return
                     pos = 1
                     continue
                 buf, record, marker, base = buf[pos:] + f.read(length + 1 + _CHUNK), 12, 12 + length, base + pos
                 if marker >= len(buf):
                     self.partial_tail = True
+                    self._end(f, size, length)
                     return
             if buf[marker] != 0x42:
                 self.partial_tail = True  # ZooKeeper: "Last transaction was partial"
+                self._end(f, size, length)
                 return
             offset, pos = base + record - 12, marker + 1
             if zxid <= after:
