@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.fixtures import expected, manifest
 from tests.test_cli import run
+from tests.test_snapshot import read, snapshot
 from zkstorm.errors import DecodeError, ExitCode
 from zkstorm.layout import Roots
 from zkstorm.model.walk import decode_node
@@ -37,6 +39,7 @@ from zkstorm.records import (
     KafkaReplicaAssignment,
     KafkaTopic,
 )
+from zkstorm.sandbox.encode import kafka_json
 from zkstorm.sources.base import RawNode, Stat
 
 CLUSTERS = {"cluster-2x-chroot": "/kafka-prod", "cluster-08-root": "/", "migrated-kraft": "/clusters/analytics"}
@@ -639,13 +642,16 @@ def test_a_topic_id_kafka_reads_is_kept(topic_id: str) -> None:
 )
 def test_a_topic_id_kafka_refuses_lists_the_topic_as_invalid_topic_id(topic_id: str) -> None:
     """Uuid.fromString (Kafka's clients Uuid.java) reads at most 24 characters that Java's base64url
-    decoder turns into exactly 16 bytes; TopicZNode.decode fails on anything else, so does this: the
-    topic is still listed, by its path, with a status that says why."""
+    decoder turns into exactly 16 bytes; TopicZNode.decode fails on anything else, so does this: a
+    ``decode_failure``, and the topic listed as the znode holds it (its id as written), its status
+    saying why."""
     records = _kafka("/brokers/topics/orders", _TOPIC % f',"topic_id":{topic_id}')
     failure = _of(records, DecodeFailure)[0]
     assert failure.failure_type == "invalid_topic_id" and "Kafka Uuid" in failure.reason
     topic = _of(records, KafkaTopic)[0]
-    assert (topic.topic, topic.decode_status, topic.topic_id) == ("orders", "invalid_topic_id", None)
+    assert (topic.topic, topic.decode_status, topic.topic_id) == ("orders", "invalid_topic_id", json.loads(topic_id))
+    assert (topic.partition_count, topic.replication_factor) == (1, 2)
+    assert [(a.partition, a.replicas) for a in _of(records, KafkaReplicaAssignment)] == [(0, (1, 2))]
 
 
 def test_a_topic_without_version_or_id_reads_as_kafka_reads_it() -> None:
@@ -702,9 +708,14 @@ def test_an_acl_name_kafka_does_not_know_reads_as_unknown_with_a_note() -> None:
 )
 def test_acls_kafka_refuses_are_invalid_values(payload: str) -> None:
     """AclEntry.fromBytes requires version 1, a principalType:name principal, and (AccessControlEntry)
-    an operation and permission other than the filter value Any."""
-    failure = _of(_kafka("/kafka-acl/Topic/orders", payload), DecodeFailure)[0]
-    assert failure.failure_type == "invalid_value"
+    an operation and permission other than the filter value Any: the znode is a ``decode_failure``,
+    and its ACLs are listed as written, each flagged (Kafka has none of them in force)."""
+    records = _kafka("/kafka-acl/Topic/orders", payload)
+    failure = _of(records, DecodeFailure)[0]
+    assert failure.failure_type == "invalid_value" and "Kafka cannot read these ACLs" in failure.reason
+    (acl,) = _of(records, KafkaAcl)
+    assert (acl.resource_name, acl.host, acl.decode_status) == ("orders", "*", "invalid_value")
+    assert acl.principal in ("User:bob", "bob") and acl.operation in ("Any", "Read")
 
 
 # BrokerEndPointTest (Kafka's core tests): the endpoints are the address from version 2 on
@@ -752,7 +763,8 @@ def test_a_broker_registration_without_jmx_port_is_one_kafka_refuses() -> None:
     """BrokerIdZNode.decode reads jmx_port in every version."""
     records = _kafka("/brokers/ids/1", '{"version":4,"endpoints":["PLAINTEXT://host1:9092"]}')
     assert "jmx_port: missing" in _of(records, DecodeFailure)[0].reason
-    assert _of(records, KafkaBroker)[0].decode_status == "wrong_type"
+    broker = _of(records, KafkaBroker)[0]  # the rest of the registration, as written
+    assert (broker.decode_status, broker.host, broker.port, broker.jmx_port) == ("wrong_type", "host1", 9092, None)
 
 
 @pytest.mark.parametrize(("path", "kind"), [("/brokers/ids/1", KafkaBroker), ("/controller", None)])
@@ -801,8 +813,10 @@ def test_a_recovering_leader_is_health_recovering_with_a_finding() -> None:
 @pytest.mark.parametrize("value", [2, -1, 7])
 def test_a_leader_recovery_state_kafka_does_not_know_is_an_invalid_value(value: int) -> None:
     payload = _RECOVERING_STATE.replace('"leader_recovery_state":1', f'"leader_recovery_state":{value}')
-    failure = _of(_kafka("/brokers/topics/orders/partitions/0/state", payload), DecodeFailure)[0]
-    assert failure.failure_type == "invalid_value"
+    records = _kafka("/brokers/topics/orders/partitions/0/state", payload)
+    assert _of(records, DecodeFailure)[0].failure_type == "invalid_value"
+    (state,) = _of(records, KafkaPartitionState)  # leader and ISR as written, beside the failure
+    assert (state.leader, state.isr, state.leader_recovery_state) == (1, (1,), value)
 
 
 def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
@@ -816,6 +830,141 @@ def test_a_state_or_config_without_version_reads_as_kafka_reads_it() -> None:
     config = _kafka("/config/topics/orders", '{"config":{"retention.ms":"1000"}}')
     assert [(c.key, c.value) for c in _of(config, KafkaConfig)] == [("retention.ms", "1000")]
     assert not _of(config, DecodeFailure)
+
+
+# --- nothing lost under a strict rule: what Kafka's reader refuses is flagged, and read all the same ------
+
+
+def _seed(writer: KazooClient, chroot: str, nodes: dict[str, Any]) -> None:
+    for path, value in nodes.items():
+        writer.create(chroot + path, kafka_json(value), makepath=True)
+
+
+def _view(zk: str, *args: str) -> list[dict[str, Any]]:
+    result = run("--zk", zk, "kafka", *args, "-f", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def _registration(broker: int) -> dict[str, Any]:
+    """A registration as BrokerIdZNode.encode writes it (version 5)."""
+    return {
+        "version": 5, "host": f"b{broker}", "port": 9092, "jmx_port": -1, "timestamp": "1790000000000",
+        "endpoints": [f"PLAINTEXT://b{broker}:9092"], "listener_security_protocol_map": {"PLAINTEXT": "PLAINTEXT"},
+        "rack": None, "features": {},
+    }  # fmt: skip
+
+
+def _state(leader: int, isr: list[int], **more: Any) -> dict[str, Any]:
+    return {"version": 1, "leader": leader, "leader_epoch": 4, "controller_epoch": 2, "isr": isr, **more}
+
+
+_CONTROLLER = {"version": 1, "brokerid": 1, "timestamp": "1790000000000"}
+
+
+def test_a_topic_kafka_refuses_for_its_id_keeps_its_partitions_reassignment_and_health(
+    writer: KazooClient, zk_root: Chroot, tmp_path: Path
+) -> None:
+    """A ``topic_id`` Kafka's ``Uuid.fromString`` refuses (a ``java.util.UUID`` string, as tools other than
+    Kafka write it) is flagged as Kafka would (``invalid_topic_id``, a ``decode_failure``, exit 5 with
+    ``--strict``, a health finding) and costs nothing else the znode holds: the partition count and
+    replication factor, each partition's replicas with the KIP-455 replicas being added and removed, the
+    reassignment they make, and each partition's health, in the views and in the snapshot."""
+    bad_id = "b8e5e5e1-6a3b-4b5c-8f2d-0e2b8a6f4c3d"
+    topic = {
+        "version": 3, "topic_id": bad_id, "partitions": {"0": [1, 2, 3], "1": [2, 3]},
+        "adding_replicas": {"0": [3]}, "removing_replicas": {"0": [1]},
+    }  # fmt: skip
+    _seed(
+        writer,
+        zk_root.path,
+        {
+            "/controller": _CONTROLLER,
+            **{f"/brokers/ids/{b}": _registration(b) for b in (1, 2, 3)},
+            "/brokers/topics/orders": topic,
+            "/brokers/topics/orders/partitions/0/state": _state(1, [1, 2, 3]),
+            "/brokers/topics/orders/partitions/1/state": _state(2, [2]),  # 1 of its 2 replicas in sync
+        },
+    )
+    zk = zk_root.zk
+    (row,) = _view(zk, "topics")
+    assert (row["partition_count"], row["replication_factor"], row["reassigning_partitions"]) == (2, 2, 1)
+    assert (row["topic"], row["decode_status"], row["topic_id"]) == ("orders", "invalid_topic_id", bad_id)
+    partitions = {p["partition"]: p for p in _view(zk, "partitions")}
+    assert {n: (p["replicas"], p["adding_replicas"], p["removing_replicas"]) for n, p in partitions.items()} == {
+        0: ([1, 2, 3], [3], [1]),
+        1: ([2, 3], [], []),
+    }
+    assert {n: (p["leader"], p["isr"], p["health"]) for n, p in partitions.items()} == {
+        0: (1, [1, 2, 3], "ok"),  # 3 is being added: 2 replicas to hold in sync, not 3
+        1: (2, [2], "under_replicated"),
+    }
+    moves = [(r["topic"], r["partition"], r["target_replicas"], r["source"]) for r in _view(zk, "reassignments")]
+    assert moves == [("orders", 0, [2, 3], "kip455")]
+    findings = _view(zk, "health")
+    (flag,) = [f for f in findings if f["finding"] == "kafka_cannot_read"]
+    assert (flag["level"], flag["topic"], flag["partition"]) == ("error", "orders", None)
+    assert "invalid_topic_id" in flag["detail"] and "2 partitions" in flag["detail"]
+    assert _facts(findings, "under_replicated") == {("orders", 1)}
+    assert _facts(findings, "reassignment_in_flight") == {("orders", 0)}
+    strict = run("--zk", zk, "--strict", "kafka", "topics", "-f", "json")
+    assert strict.exit_code == ExitCode.DECODE_FAILURES and "invalid_topic_id" in strict.stdout
+    assert "cannot decode kafka_topic" in strict.stderr and bad_id in strict.stderr
+    assert run("--zk", zk, "kafka", "health", "--check").exit_code == ExitCode.UNHEALTHY
+    out = tmp_path / "out"
+    snapshot(zk, out)
+    (stored,) = read(out, "kafka_topics")
+    assert (stored["partition_count"], stored["decode_status"], stored["topic_id"]) == (2, "invalid_topic_id", bad_id)
+    assert {(p["partition"], p["health"]) for p in read(out, "kafka_partitions")} == {
+        (0, "ok"),
+        (1, "under_replicated"),
+    }
+    assert [(r["partition"], r["target_replicas"]) for r in read(out, "kafka_reassignments")] == [(0, [2, 3])]
+    failures = [(f["path"], f["failure_type"]) for f in read(out, "decode_failures")]
+    assert failures == [("/brokers/topics/orders", "invalid_topic_id")]
+    assert "kafka_cannot_read" in {f["finding"] for f in read(out, "kafka_findings")}
+
+
+def test_other_znodes_kafka_refuses_in_part_keep_what_they_hold(writer: KazooClient, zk_root: Chroot) -> None:
+    """The same for every rule of Kafka's reader that refuses a znode whose fields read: a registration
+    without ``jmx_port`` (``BrokerIdZNode.decode``), a ``leader_recovery_state`` other than 0 or 1
+    (``TopicPartitionStateZNode.decode``), an ACL of operation ``Any`` (``AclEntry.fromBytes``): each a
+    ``decode_failure`` (exit 5 with ``--strict``), its rows listed as written with the failure type as
+    their status, the partition judged on the leader and ISR it holds, and a health finding for each."""
+    registration = {k: v for k, v in _registration(3).items() if k != "jmx_port"}  # as some test harnesses write
+    acls = [
+        {"principal": "User:bob", "permissionType": "Allow", "operation": "Any", "host": "*"},
+        {"principal": "User:alice", "permissionType": "Allow", "operation": "Read", "host": "*"},
+    ]
+    _seed(
+        writer,
+        zk_root.path,
+        {
+            "/controller": _CONTROLLER,
+            "/brokers/ids/1": _registration(1),
+            "/brokers/ids/2": _registration(2),
+            "/brokers/ids/3": registration,
+            "/brokers/topics/ledger": {"version": 3, "topic_id": "AAAAAAAAAAAAAAAAAAAAAQ", "partitions": {"0": [1, 2]}},
+            "/brokers/topics/ledger/partitions/0/state": _state(1, [1], leader_recovery_state=2),
+            "/kafka-acl/Topic/ledger": {"version": 1, "acls": acls},
+        },
+    )
+    zk = zk_root.zk
+    brokers = {b["broker_id"]: (b["host"], b["port"], b["endpoints"], b["decode_status"]) for b in _view(zk, "brokers")}
+    assert brokers[3] == ("b3", 9092, ["PLAINTEXT://b3:9092"], "wrong_type")
+    assert brokers[1][3] == brokers[2][3] == "ok"
+    (partition,) = _view(zk, "partitions")
+    assert (partition["leader"], partition["isr"], partition["leader_recovery_state"]) == (1, [1], 2)
+    assert (partition["health"], partition["state_problem"]) == ("under_replicated", "invalid_value")
+    rows = {(a["principal"], a["operation"], a["decode_status"]) for a in _view(zk, "acls")}
+    assert rows == {("User:bob", "Any", "invalid_value"), ("User:alice", "Read", "invalid_value")}
+    findings = _view(zk, "health")
+    flags = {(f["topic"], f["partition"], f["broker_id"]) for f in findings if f["finding"] == "kafka_cannot_read"}
+    assert flags == {("ledger", 0, None), (None, None, 3)}
+    assert _facts(findings, "under_replicated") == {("ledger", 0)}
+    assert not _facts(findings, "unknown_partition_state")
+    for view in ("brokers", "partitions", "acls"):
+        assert run("--zk", zk, "--strict", "kafka", view).exit_code == ExitCode.DECODE_FAILURES, view
 
 
 @settings(max_examples=300, deadline=None)

@@ -7,7 +7,9 @@ exit code, so a script can tell "ZooKeeper unreachable" from "topology not found
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum, StrEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -133,16 +135,26 @@ class DecodeError(ZkstormError):
     """A payload could not be decoded. Decoders raise only this (and subclasses).
 
     ``failure_type`` is a ``FailureType`` (a stable category for scripts and the snapshot); ``reason``
-    says what exactly, for people.
+    says what exactly, for people. ``records`` are what the decoder read before a rule refused the
+    znode (a ``topic_id`` Kafka's ``Uuid.fromString`` refuses, in a topic whose partitions read fine):
+    the znode is still a failure, and the walk keeps these beside it, each record that stands for the
+    znode carrying the failure type as its ``decode_status`` (``model.walk.decode_one``). Empty when
+    nothing could be read.
     """
 
     def __init__(
-        self, reason: str, *, failure_type: FailureType | str = FailureType.DECODE_ERROR, offset: int | None = None
+        self,
+        reason: str,
+        *,
+        failure_type: FailureType | str = FailureType.DECODE_ERROR,
+        offset: int | None = None,
+        records: Sequence[Any] = (),
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.failure_type = FailureType.of(failure_type)
         self.offset = offset
+        self.records = list(records)
 
 
 class FilesError(ZkstormError):

@@ -76,20 +76,31 @@ class DecodeFailure:
 
 @dataclass(slots=True, kw_only=True)
 class StormTopology:
-    """``storms/{id}``: a StormBase (or a 0.9 Clojure StormBase)."""
+    """``storms/{id}``: a StormBase (or a 0.9 Clojure StormBase).
+
+    Its table reads as ``storm list``: the name and status whole, then its size (workers, executors), its
+    age and owner, a pending kill or rebalance and how long it still waits; the id last (the name says it)."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "name",
         "status",
         "num_workers",
         "num_executors",
-        "launched_at",
+        "launch_time_secs",
+        "owner",
         "action",
         "action_wait_secs",
-        "owner",
         "topology_id",
-        "decode_status",
     )
+    TABLE_KEY: ClassVar[str] = "name"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "num_workers": (None, "workers"),
+        "num_executors": (None, "executors"),
+        "launch_time_secs": ("age", "age"),
+        "action": (None, "pending"),
+        "action_wait_secs": ("duration", "wait"),
+        "topology_id": (None, "id"),
+    }
 
     topology_id: str
     name: str
@@ -131,7 +142,10 @@ class StormComponent:
 
 @dataclass(slots=True, kw_only=True)
 class StormExecutor:
-    """One executor range of an assignment, with its worker slot and scheduled resources."""
+    """One executor range of an assignment, with its worker slot and scheduled resources.
+
+    Its table reads as Storm UI's executor list: the task range, where it runs (host whole, port), how
+    long since it started, what it was given; the supervisor id last (the host says it)."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "start_task",
@@ -143,6 +157,15 @@ class StormExecutor:
         "cpu_pct",
         "node",
     )
+    TABLE_KEY: ClassVar[str] = "host"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "start_task": (None, "first task"),
+        "end_task": (None, "last task"),
+        "start_time_secs": ("age", "up"),
+        "mem_on_heap_mb": (None, "heap mb"),
+        "cpu_pct": (None, "cpu %"),
+        "node": (None, "supervisor"),
+    }
 
     topology_id: str
     start_task: int
@@ -181,6 +204,56 @@ class StormComponentStats:
         "last_error_at",
         "last_error",
     )
+    # A table for spouts and one for bolts, each leading with what Storm UI's topology page leads with:
+    # complete latency for spouts; capacity and the latencies for bolts. Counts follow, then stale
+    # executors, then the last error (free text, last).
+    TABLE_KEY: ClassVar[str] = "component"
+    TABLE_TEXT: ClassVar[tuple[str, ...]] = ("last_error",)
+    TABLE_GROUPS: ClassVar[tuple[str, dict[Any, tuple[Any, ...]]]] = (
+        "component_type",
+        {
+            "spout": (
+                "Spouts",
+                (
+                    "component",
+                    "executors",
+                    "complete_latency_ms",
+                    "emitted",
+                    "transferred",
+                    "acked",
+                    "failed",
+                    "stale_executors",
+                    "last_error_at",
+                    "last_error",
+                ),
+            ),
+            "bolt": (
+                "Bolts",
+                (
+                    "component",
+                    "executors",
+                    "capacity",
+                    "execute_latency_ms",
+                    "process_latency_ms",
+                    "executed",
+                    "emitted",
+                    "acked",
+                    "failed",
+                    "stale_executors",
+                    "last_error_at",
+                    "last_error",
+                ),
+            ),
+        },
+    )
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "complete_latency_ms": (None, "complete ms"),
+        "execute_latency_ms": (None, "execute ms"),
+        "process_latency_ms": (None, "process ms"),
+        "stale_executors": (None, "stale"),
+        "last_error_at": ("age", "error age"),
+        "last_error": (None, "last error"),
+    }
 
     topology_id: str
     component: str
@@ -245,7 +318,10 @@ class StormComponentStream:
 
 @dataclass(slots=True, kw_only=True)
 class StormSupervisor:
-    """``supervisors/{id}``: a supervisor's heartbeat (ephemeral: present means alive)."""
+    """``supervisors/{id}``: a supervisor's heartbeat (ephemeral: present means alive).
+
+    Its table reads as Storm UI's supervisor list: the host whole, slots used of all, uptime, version,
+    capacity; the supervisor id last (the host says it)."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "hostname",
@@ -256,8 +332,16 @@ class StormSupervisor:
         "memory_capacity_mb",
         "cpu_capacity_pct",
         "supervisor_id",
-        "decode_status",
     )
+    TABLE_KEY: ClassVar[str] = "hostname"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "used_ports": ("count", "used"),
+        "ports": ("count", "slots"),
+        "uptime_secs": ("duration", "uptime"),
+        "memory_capacity_mb": (None, "mem mb"),
+        "cpu_capacity_pct": (None, "cpu %"),
+        "supervisor_id": (None, "id"),
+    }
 
     supervisor_id: str
     hostname: str | None  # None (and the rest): a registration that could not be decoded
@@ -282,7 +366,10 @@ class StormSupervisor:
 @dataclass(slots=True, kw_only=True)
 class StormWorker:
     """``workerbeats/{topology}/{node}-{port}``: a worker heartbeat. Age and staleness are derived
-    against the time of the read (``model/storm.py``'s joins), so they are None straight out of the decoder."""
+    against the time of the read (``model/storm.py``'s joins), so they are None straight out of the decoder.
+
+    Its table answers "is each worker alive": host whole and port, the heartbeat's age and the stale
+    flag first, then uptime and executors; the topology and supervisor ids last."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "host",
@@ -293,8 +380,15 @@ class StormWorker:
         "num_executor_stats",
         "topology_id",
         "node",
-        "decode_status",
     )
+    TABLE_KEY: ClassVar[str] = "host"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "age_secs": ("duration", "beat age"),
+        "uptime_secs": ("duration", "uptime"),
+        "num_executor_stats": (None, "executors"),
+        "topology_id": (None, "topology"),
+        "node": (None, "supervisor"),
+    }
 
     topology_id: str
     node: str
@@ -429,15 +523,21 @@ class StormError:
 class StormNimbus:
     """``nimbuses/{id}``: a nimbus registration; leadership comes from the leader latch."""
 
+    # host whole, then whether it leads (the question), how long it has run, its version; the TLS port last
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "host",
         "port",
-        "tls_port",
-        "version",
-        "started_secs",
         "is_leader",
-        "decode_status",
+        "started_secs",
+        "version",
+        "tls_port",
     )
+    TABLE_KEY: ClassVar[str] = "host"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "is_leader": (None, "leader"),
+        "started_secs": ("age", "up"),
+        "tls_port": (None, "tls port"),
+    }
 
     nimbus_id: str
     host: str
@@ -595,17 +695,24 @@ class KafkaBroker:
     """``brokers/ids/{id}``: a live broker's registration (ephemeral). Brokers named in replica lists but
     not registered appear with ``alive`` false and nothing else known."""
 
+    # as ``kafka-broker-api-versions`` names them: id, whether it is registered, its address whole, its
+    # rack; then how long since it registered (a restart resets it) and the registration's version;
+    # endpoints last (long, and the host and port above are the first PLAINTEXT one's)
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "broker_id",
         "alive",
         "host",
         "port",
         "rack",
-        "version",
         "registered_at",
+        "version",
         "endpoints",
-        "decode_status",
     )
+    TABLE_KEY: ClassVar[str] = "host"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "broker_id": (None, "id"),
+        "registered_at": ("age", "up"),
+    }
 
     broker_id: int
     alive: bool
@@ -622,7 +729,8 @@ class KafkaBroker:
     broker_epoch: int | None  # the registration's czxid (KIP-380)
     session_id: int | None  # ephemeralOwner: changes on every restart
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
-    # entity that exists is listed, decoded or not
+    # entity that exists is listed, decoded or not; or the failure type of a registration Kafka refuses
+    # whose fields read (no jmx_port): the row as read
     decode_status: str = "ok"
     root: str  # the Kafka chroot it was read under
 
@@ -631,15 +739,23 @@ class KafkaBroker:
 class KafkaTopic:
     """``brokers/topics/{topic}``: the replica assignment's envelope."""
 
+    # as ``kafka-topics --describe``'s topic line: the name whole, partitions, replication factor, then a
+    # reassignment in flight, the topic id and the znode's version
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "topic",
         "partition_count",
         "replication_factor",
         "reassigning_partitions",
-        "version",
         "topic_id",
-        "decode_status",
+        "version",
     )
+    TABLE_KEY: ClassVar[str] = "topic"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "partition_count": (None, "partitions"),
+        "replication_factor": (None, "rf"),
+        "reassigning_partitions": (None, "moving"),
+        "topic_id": (None, "id"),
+    }
 
     topic: str
     version: int | None
@@ -648,7 +764,8 @@ class KafkaTopic:
     replication_factor: int | None  # replicas minus those being added (KIP-455), of the first partition
     reassigning_partitions: int | None
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
-    # entity that exists is listed, decoded or not
+    # entity that exists is listed, decoded or not; or the failure type of a topic Kafka refuses whose
+    # fields read (a topic_id that is not a Kafka Uuid): the row as read, its partitions with it
     decode_status: str = "ok"
     root: str  # the Kafka chroot it was read under
 
@@ -687,19 +804,31 @@ class KafkaPartition:
     judges it from ZooKeeper alone (docs/kafka-layout.md §3.5). ``health`` is ``unknown`` when the state is
     unreadable."""
 
+    # One line each, as ``kafka-topics --describe``: topic whole, partition, leader; then the verdict
+    # (health) before the lists, so an 80-column terminal keeps it beside the ISR; the replicas, min ISR,
+    # why the state is unknown, a move in flight, the leader epoch.
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
         "topic",
         "partition",
         "leader",
+        "health",
         "isr",
         "replicas",
-        "health",
-        "state_problem",
         "min_isr",
-        "leader_epoch",
+        "state_problem",
         "adding_replicas",
         "removing_replicas",
+        "leader_epoch",
     )
+    TABLE_KEY: ClassVar[str] = "topic"
+    TABLE_ONE_LINE: ClassVar[bool] = True
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "partition": (None, "part"),
+        "state_problem": (None, "problem"),
+        "adding_replicas": (None, "adding"),
+        "removing_replicas": (None, "removing"),
+        "leader_epoch": (None, "epoch"),
+    }
 
     topic: str
     partition: int
@@ -749,7 +878,29 @@ class KafkaControllerEpoch:
 
 @dataclass(slots=True, kw_only=True)
 class KafkaConfig:
-    """One entry of ``config/{type}/{name}``; sensitive values (SCRAM, passwords) are redacted."""
+    """One entry of ``config/{type}/{name}``; sensitive values (SCRAM, passwords) are redacted.
+
+    Its tables read as ``kafka-configs --describe``, one per entity type (so the type needs no column):
+    whose config (the name whole), the key, its value (free text, last: a JAAS config is long)."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("entity_type", "entity_name", "key", "value", "sensitive")
+    TABLE_KEY: ClassVar[str] = "entity_name"
+    TABLE_TEXT: ClassVar[tuple[str, ...]] = ("value",)
+    TABLE_GROUPS: ClassVar[tuple[str, dict[Any, tuple[Any, ...]]]] = (
+        "entity_type",
+        {
+            "topics": ("Topic configs", ("entity_name", "key", "value")),
+            "brokers": ("Broker configs", ("entity_name", "key", "value")),
+            "users": ("User quotas and credentials", ("entity_name", "key", "value")),
+            "clients": ("Client quotas", ("entity_name", "key", "value")),
+            "users/clients": ("User and client quotas", ("entity_name", "key", "value")),
+            "ips": ("IP quotas", ("entity_name", "key", "value")),
+        },
+    )
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "entity_type": (None, "type"),
+        "entity_name": (None, "name"),
+    }
 
     entity_type: str  # topics, brokers, users, clients, ips, users/clients
     entity_name: str
@@ -772,6 +923,28 @@ class KafkaConfigChange:
 
 @dataclass(slots=True, kw_only=True)
 class KafkaAcl:
+    """One ACL of ``kafka-acl/{type}/{name}`` (or ``kafka-acl-extended/prefixed/…``).
+
+    Its table reads as ``kafka-acls --list``: the resource (type, name whole), then who (principal) is
+    allowed or denied (a deny wins) what (operation) from where (host); whether the name is a prefix."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = (
+        "resource_type",
+        "resource_name",
+        "principal",
+        "permission_type",
+        "operation",
+        "host",
+        "pattern_type",
+    )
+    TABLE_KEY: ClassVar[str] = "resource_name"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "resource_type": (None, "resource"),
+        "resource_name": (None, "name"),
+        "pattern_type": (None, "pattern"),
+        "permission_type": (None, "permission"),
+    }
+
     pattern_type: str  # LITERAL or PREFIXED
     resource_type: str
     resource_name: str
@@ -779,6 +952,9 @@ class KafkaAcl:
     permission_type: str | None
     operation: str | None
     host: str | None
+    # "ok", or the failure type of an ACL znode Kafka refuses (an operation Any, a principal without its
+    # type): its ACLs are listed as written, and none of them is in force
+    decode_status: str = "ok"
     root: str  # the Kafka chroot it was read under
 
 
@@ -794,7 +970,13 @@ class KafkaAclChange:
 
 @dataclass(slots=True, kw_only=True)
 class KafkaReassignment:
-    """A partition being moved: from a topic's KIP-455 fields or the legacy admin znode."""
+    """A partition being moved: from a topic's KIP-455 fields or the legacy admin znode.
+
+    Its table reads as ``kafka-reassign-partitions --verify``: the partition, where it goes, how."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("topic", "partition", "target_replicas", "source")
+    TABLE_KEY: ClassVar[str] = "topic"
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {"target_replicas": (None, "to replicas")}
 
     topic: str
     partition: int
@@ -859,6 +1041,11 @@ class KafkaConsumerOwner:
 
 @dataclass(slots=True, kw_only=True)
 class KafkaConsumerOffset:
+    """An old (ZooKeeper-based) consumer group's committed offset: ``consumers/{group}/offsets/{t}/{p}``."""
+
+    TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("group", "topic", "partition", "offset")
+    TABLE_KEY: ClassVar[str] = "group"
+
     group: str
     topic: str
     partition: int
@@ -928,6 +1115,8 @@ class KafkaFinding:
     ``under_min_isr``, …); it is not called ``kind``, which every JSON object uses for its record type."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("level", "finding", "detail")
+    TABLE_KEY: ClassVar[str] = "finding"
+    TABLE_TEXT: ClassVar[tuple[str, ...]] = ("detail",)
 
     finding: str
     level: str  # error, warning, info
@@ -977,6 +1166,21 @@ class ZkMember:
         "open_file_descriptors",
         "problem",
     )
+    # host whole, then how it serves (mode, version, how far behind), how it performs (latency, queue,
+    # connections), what it holds; why figures are missing (free text) last
+    TABLE_KEY: ClassVar[str] = "host"
+    TABLE_TEXT: ClassVar[tuple[str, ...]] = ("problem",)
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "server_id": (None, "id"),
+        "zxid_lag": (None, "behind"),
+        "latency_avg_ms": (None, "avg ms"),
+        "latency_max_ms": (None, "max ms"),
+        "outstanding_requests": (None, "queued"),
+        "znode_count": (None, "znodes"),
+        "watch_count": (None, "watches"),
+        "approximate_data_bytes": (None, "data bytes"),
+        "open_file_descriptors": (None, "open fds"),
+    }
 
     host: str
     port: int | None  # its client port; None for a peer whose configuration line names none (not read)
@@ -1017,6 +1221,8 @@ class ZkFinding:
     znode near ``jute.maxbuffer`` (named with its Storm or Kafka meaning)."""
 
     TABLE_COLUMNS: ClassVar[tuple[str, ...]] = ("level", "finding", "member", "detail")
+    TABLE_KEY: ClassVar[str] = "finding"
+    TABLE_TEXT: ClassVar[tuple[str, ...]] = ("detail",)
 
     finding: str  # no_quorum, member_unreachable, follower_behind, znode_near_jute_maxbuffer, …
     level: str  # error, warning, info
@@ -1043,6 +1249,32 @@ class ZkUsage:
         "largest_bytes",
         "root",
     )
+    # Three short tables: subtrees (path whole, then its size and share), record kinds (what it is, and
+    # under which root when there are several, then the same figures), the largest znodes (path and
+    # size, then what it is: free text, last). A path names its root: no root column beside one.
+    TABLE_KEY: ClassVar[str] = "key"
+    TABLE_TEXT: ClassVar[tuple[str, ...]] = ("meaning",)
+    TABLE_GROUPS: ClassVar[tuple[str, dict[Any, tuple[Any, ...]]]] = (
+        "by",
+        {
+            "subtree": (
+                "Subtrees",
+                ("key", "data_bytes", "share_pct", "znodes", "meaning", "ephemerals"),
+                {"key": "subtree"},
+            ),
+            "record_kind": (
+                "Record kinds",
+                ("key", "root", "data_bytes", "share_pct", "znodes", "largest_bytes", "meaning"),
+                {"key": "kind"},
+            ),
+            "znode": ("Largest znodes", ("key", "data_bytes", "meaning"), {"key": "path"}),
+        },
+    )
+    TABLE_FORMS: ClassVar[dict[str, tuple[str | None, str]]] = {
+        "data_bytes": (None, "bytes"),
+        "share_pct": (None, "share %"),
+        "largest_bytes": (None, "largest"),
+    }
 
     by: str  # subtree, record_kind, znode
     key: str  # the subtree's or the znode's path, or the record kind (storm_worker, kafka_consumer_offset …)

@@ -141,7 +141,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     host = f.string("host") if legacy else None
     port = f.integer("port") if legacy else None
     f.known.update(("host", "port"))
-    jmx_port = f.integer("jmx_port")
+    jmx_port = f.integer("jmx_port", required=False)  # required by Kafka: refused below, once the rest is read
     timestamp = f.str_ms("timestamp", required=False)
     rack = f.string("rack", required=False)
     endpoints: list[str] = []
@@ -161,6 +161,9 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
             f"broker registration version {version}: Kafka reads version 1 and later",
             failure_type=FailureType.INVALID_VALUE,
         )
+    # What BrokerIdZNode.decode fails on past this point: Kafka cannot read the registration, but the rest
+    # of it reads as any broker's (tools other than Kafka leave jmx_port out): kept, flagged
+    refused = [] if "jmx_port" in f.obj else ["jmx_port: missing"]
     parsed_endpoints = []
     if legacy:  # BrokerIdZNode.decode builds the EndPoint from host and port as they are, no parsing
         endpoints = [f"PLAINTEXT://{host}:{port}"] if host is not None else []
@@ -169,9 +172,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         try:
             parsed_endpoints.append(parse_endpoint(endpoint))
         except ValueError:
-            raise DecodeError(
-                f"endpoints: {endpoint!r} is not LISTENER://host:port", failure_type=FailureType.WRONG_TYPE
-            ) from None
+            refused.append(f"endpoints: {endpoint!r} is not LISTENER://host:port")
     if not legacy:
         host, port = _address(parsed_endpoints, protocols)
     broker = KafkaBroker(
@@ -192,7 +193,14 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         session_id=context.stat.ephemeralOwner if context.stat is not None else None,
     )
     extra = _version_warning(f, version, 5, "broker registration")
-    return [broker, *_warnings(context, "kafka_broker", parsed, extra)]
+    records = [broker, *_warnings(context, "kafka_broker", parsed, extra)]
+    if refused:
+        raise DecodeError(
+            f"broker registration: {'; '.join(refused)}: Kafka cannot read this registration",
+            failure_type=FailureType.WRONG_TYPE,
+            records=records,
+        )
+    return records
 
 
 def _address(endpoints: list[tuple[str, str, int]], protocols: dict[str, str]) -> tuple[str | None, int | None]:
@@ -238,11 +246,6 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
     removing = _partition_map(f, "removing_replicas", False)
     topic_id = f.string("topic_id", required=False, nullable=True)
     f.check("topic znode")
-    if "topic_id" in f.obj and not is_kafka_uuid(topic_id):
-        raise DecodeError(
-            f"topic_id {topic_id!r} is not a Kafka Uuid (base64url of exactly 16 bytes): Kafka cannot read this topic",
-            failure_type=FailureType.INVALID_TOPIC_ID,
-        )
     extra = _version_warning(f, version, 3, "topic znode")
     if sorted(partitions) != list(range(len(partitions))):
         # TopicZNode.decode reads any partition numbers; a gap (a partition removed by hand, a tool's bug)
@@ -281,7 +284,16 @@ def decode_topic(context: DecodeContext, parsed: Json) -> list[Any]:
         )
         for r in reassigning
     ]
-    return [record, *rows, *moves, *_warnings(context, "kafka_topic", parsed, extra)]
+    records = [record, *rows, *moves, *_warnings(context, "kafka_topic", parsed, extra)]
+    if "topic_id" in f.obj and not is_kafka_uuid(topic_id):
+        # TopicZNode.decode fails on it (Uuid.fromString), so Kafka cannot read the topic; tools other than
+        # Kafka write such ids, and the rest of the znode reads as any topic's: kept, flagged
+        raise DecodeError(
+            f"topic_id {topic_id!r} is not a Kafka Uuid (base64url of exactly 16 bytes): Kafka cannot read this topic",
+            failure_type=FailureType.INVALID_TOPIC_ID,
+            records=records,
+        )
+    return records
 
 
 _UUID = re.compile(r"[A-Za-z0-9_-]{22}(?:==)?")
@@ -348,17 +360,23 @@ def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, pa
         zk_version=context.stat.version if context.stat is not None else None,
     )
     f.check("partition state")
+    records = [
+        state,
+        *_warnings(context, "kafka_partition_state", parsed, _version_warning(f, state.version, 1, "state")),
+    ]
     # TopicPartitionStateZNode.decode: LeaderRecoveryState.of(value.toByte) knows 0 (RECOVERED) and 1
-    # (RECOVERING, KIP-704); anything else fails the read
+    # (RECOVERING, KIP-704); anything else fails the read. The leader and ISR read as any state's: kept
+    # (the value as written), flagged
     recovery = (state.leader_recovery_state + 128) % 256 - 128
     if recovery not in (0, 1):
         raise DecodeError(
             f"leader_recovery_state {state.leader_recovery_state} is not 0 (recovered) or 1 (recovering): "
             "Kafka cannot read this state",
             failure_type=FailureType.INVALID_VALUE,
+            records=records,
         )
     state.leader_recovery_state = recovery
-    return [state, *_warnings(context, "kafka_partition_state", parsed, _version_warning(f, state.version, 1, "state"))]
+    return records
 
 
 # --- controller ---------------------------------------------------------------------------------------
@@ -588,11 +606,14 @@ def canonical_acl_name(kind: str, written: str) -> str:
     return names.get(written) or names.get(written.upper()) or "Unknown"
 
 
-def _acl_entry(entry: dict[str, Any], where: str, f: Fields) -> tuple[list[str], list[tuple[str, str]]] | None:
+def _acl_entry(
+    entry: dict[str, Any], where: str, f: Fields, refused: list[str]
+) -> tuple[list[str], list[tuple[str, str]]] | None:
     """principal, permission, operation and host of one ACL entry, named as Kafka names them, and the
     notes its reading raised; None (with ``f``'s errors) when the entry is not what ``AclEntry.fromBytes``
     can read. Kafka refuses a principal without its type (``SecurityUtils.parseKafkaPrincipal``) and an
-    operation or permission of Any (``AccessControlEntry``): raised as ``invalid_value``."""
+    operation or permission of Any (``AccessControlEntry``): the entry is read all the same, and why
+    Kafka refuses it is added to ``refused`` (``invalid_value``)."""
     e = Fields(entry)
     values = [e.string(k) for k in ("principal", "permissionType", "operation", "host")]
     f.errors += [f"{where}.{msg}" for msg in e.errors]
@@ -600,19 +621,13 @@ def _acl_entry(entry: dict[str, Any], where: str, f: Fields) -> tuple[list[str],
         return None
     principal, permission, operation, host = (v or "" for v in values)
     if ":" not in principal:
-        raise DecodeError(
-            f"{where}.principal: {principal!r} is not principalType:name: Kafka cannot read these ACLs",
-            failure_type=FailureType.INVALID_VALUE,
-        )
+        refused.append(f"{where}.principal: {principal!r} is not principalType:name")
     notes = []
     named = []
     for kind, written in (("permissionType", permission), ("operation", operation)):
         name = canonical_acl_name(kind, written)
         if name == "Any":
-            raise DecodeError(
-                f"{where}.{kind}: Any is a filter, not an ACL: Kafka cannot read these ACLs",
-                failure_type=FailureType.INVALID_VALUE,
-            )
+            refused.append(f"{where}.{kind}: Any is a filter, not an ACL")
         if name == "Unknown" and written.upper() != "UNKNOWN":
             notes.append(("unknown_acl_name", f"{where}.{kind} {written!r} is none Kafka knows: it reads as Unknown"))
         named.append(name)
@@ -629,11 +644,12 @@ def _acl_decoder(pattern_type: str) -> Decoder:
         entries = f.list_field("acls")
         rows = []
         notes: list[tuple[str, str]] = []
+        refused: list[str] = []
         for i, entry in enumerate(entries):
             if not isinstance(entry, dict):
                 f.errors.append(f"acls[{i}]: expected an object, got {json_type(entry)}")
                 continue
-            read = _acl_entry(entry, f"acls[{i}]", f)
+            read = _acl_entry(entry, f"acls[{i}]", f, refused)
             if read is not None:
                 (principal, permission, operation, host), entry_notes = read
                 notes += entry_notes
@@ -650,10 +666,8 @@ def _acl_decoder(pattern_type: str) -> Decoder:
                     )
                 )
         f.check("ACL znode")
-        if version != 1:  # AclEntry.fromBytes: Utils.require(version == 1)
-            raise DecodeError(
-                f"ACL znode version {version}: Kafka reads version 1 only", failure_type=FailureType.INVALID_VALUE
-            )
+        if version != 1:  # AclEntry.fromBytes: Utils.require(version == 1); version 1 is the only layout there is
+            refused.insert(0, f"ACL znode version {version}: Kafka reads version 1 only")
         if not rows:  # an ACL znode whose list is empty: the resource is still listed
             empty = KafkaAcl(
                 root=context.root,
@@ -667,7 +681,16 @@ def _acl_decoder(pattern_type: str) -> Decoder:
             )
             rows.append(empty)
         extra = [*notes, *_version_warning(f, version, 1, "ACL znode")]
-        return [*rows, *_warnings(context, "kafka_acl", parsed, extra)]
+        records = [*rows, *_warnings(context, "kafka_acl", parsed, extra)]
+        if refused:
+            # AclEntry.fromBytes fails on the whole znode, so none of these ACLs is in force; what they
+            # say reads all the same: kept, each flagged
+            raise DecodeError(
+                f"{'; '.join(refused)}: Kafka cannot read these ACLs",
+                failure_type=FailureType.INVALID_VALUE,
+                records=records,
+            )
+        return records
 
     return decode_acl
 

@@ -127,10 +127,12 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
             health=health,
             state_problem=None if s is not None else FailureType.MISSING_NODE.value,
         )
-        if s is None and key in state.unreadable_states:  # a state that exists but cannot be read: no judgement
-            partition = replace(
-                partition, **_UNJUDGED, isr=(), health="unknown", state_problem=state.unreadable_states[key]
-            )
+        refused = state.unreadable_states.get(key) if state.unreadable_states else None
+        if refused is not None:
+            if s is None:  # a state that exists but cannot be read: no judgement
+                partition = replace(partition, **_UNJUDGED, isr=(), health="unknown", state_problem=refused)
+            else:  # one Kafka refuses, read all the same (decode.kafka): judged on what it says, flagged
+                partition.state_problem = refused
         yield partition
 
 
@@ -218,6 +220,7 @@ def kafka_health_records(
             broker_id=controller.broker_id,
         )
 
+    _refused_by_kafka(state, add)
     yield from out
     out.clear()
     misled: dict[int, int] = {}
@@ -242,9 +245,45 @@ def kafka_health_records(
     yield from _cluster_findings(state, now_ms, blockers, add, out)
 
 
+def _refused_by_kafka(state: KafkaState, add: Any) -> None:
+    """Topics and brokers whose znode Kafka's own reader refuses though its fields read (a topic_id that
+    is not a Kafka Uuid, a registration without jmx_port): listed as read, with their failure type as
+    ``decode_status`` (``model.walk.decode_one``). A placeholder row (nothing read) has none of its fields."""
+    for t in state.topics:
+        if t.decode_status not in _NOT_REFUSED and t.partition_count is not None:
+            add(
+                "kafka_cannot_read",
+                "error",
+                f"topic {t.topic}: Kafka cannot read its znode ({t.decode_status}), and its controller fails on "
+                f"it; its {plural(t.partition_count, 'partition')} are shown and judged as the znode lists them",
+                t.topic,
+            )
+    for b in state.brokers:
+        if b.decode_status not in _NOT_REFUSED and b.version is not None:
+            add(
+                "kafka_cannot_read",
+                "error",
+                f"broker {b.broker_id}: Kafka cannot read its registration ({b.decode_status}), and its controller "
+                "fails listing the brokers; it is shown as the znode holds it",
+                broker_id=b.broker_id,
+            )
+
+
+_NOT_REFUSED = ("ok", "unreadable")
+
+
 def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
     """The findings of one partition, through ``add``."""
     where = f"{p.topic}-{p.partition}"
+    if p.state_problem is not None and p.state_problem != FailureType.MISSING_NODE and p.health != "unknown":
+        add(  # a state Kafka refuses, read all the same (``iter_partitions``)
+            "kafka_cannot_read",
+            "error",
+            f"{where}: Kafka cannot read its state znode ({p.state_problem}); its leader and ISR are shown and "
+            "judged as written",
+            p.topic,
+            p.partition,
+        )
     if p.health == "unknown":
         add(
             "unknown_partition_state",

@@ -193,6 +193,8 @@ class KafkaState:
     registered: set[int] = field(default_factory=set)  # children of brokers/ids, decodable or not
     assignments: ReplicaAssignments | list[KafkaReplicaAssignment] = field(default_factory=ReplicaAssignments)
     states: MutableMapping[tuple[str, int], KafkaPartitionState] = field(default_factory=PartitionStates)
+    # states with a decode failure, by failure type: absent from ``states`` when nothing could be read, there
+    # too when a rule of Kafka's refused one whose fields read (``decode.kafka``)
     unreadable_states: dict[tuple[str, int], str] = field(default_factory=dict)
     configs: list[KafkaConfig] = field(default_factory=list)
     deletions: dict[str, KafkaTopicDeletion] = field(default_factory=dict)

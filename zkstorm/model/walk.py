@@ -112,8 +112,10 @@ def decode_one(
     """The znode record of ``raw``, whatever its registered decoder makes of the bytes, and whether the
     decoder redacted a secret in them (``DecodeContext.redacted``).
 
-    A decoder that raises ``DecodeError`` yields one ``DecodeFailure`` instead; any other exception in a
-    decoder or its summary (a decoder bug) yields one too, typed ``decoder_error``: nothing escapes.
+    A decoder that raises ``DecodeError`` yields one ``DecodeFailure`` instead, followed by what it read
+    before a rule refused the znode (``DecodeError.records``) or else the placeholder of what the znode
+    stands for; any other exception in a decoder or its summary (a decoder bug) yields one too, typed
+    ``decoder_error``: nothing escapes.
     The bytes are parsed once: a decoder that reads them says what encoding it found, and only a payload
     no decoder claims (or one its decoder failed on) is sniffed for the ``encoding`` column.
     """
@@ -140,7 +142,7 @@ def decode_one(
                 records = [*records, *_placeholder(decoder, context, warnings[0])]
     except DecodeError as exc:
         hidden = context.redacted or (decoder.may_hold_secrets and not show_secrets)  # nothing redacted it
-        return (*_failed(raw, decoder, context, exc.failure_type, exc.reason), hidden)
+        return (*_failed(raw, decoder, context, exc.failure_type, exc.reason, exc.records), hidden)
     except Exception as exc:  # a decoder's own bug: a typed failure with the path, and the walk goes on
         log.debug("decoder %s failed on %s", decoder.kind, raw.path, exc_info=True)
         # the reason without the values the message quotes: the decoder may have choked on a secret
@@ -151,10 +153,16 @@ def decode_one(
 
 
 def _failed(
-    raw: RawNode, decoder: Decoder, context: DecodeContext, failure_type: FailureType, reason: str
+    raw: RawNode,
+    decoder: Decoder,
+    context: DecodeContext,
+    failure_type: FailureType,
+    reason: str,
+    read: list[Any] | None = None,
 ) -> tuple[Znode, list[Any]]:
-    """The failure record, and the placeholder the decoder gives for what the znode stands for (a topic,
-    a broker, a worker …), so list views still show it, with the failure type as its status."""
+    """The failure record, and what stands for the znode in list views, with the failure type as its
+    status: the records the decoder ``read`` before a rule refused the znode (``DecodeError.records``),
+    or else the placeholder the decoder gives for it (a topic, a broker, a worker …) from its path."""
     encoding = detect_encoding(raw.data)
     failure = DecodeFailure(
         path=raw.path,
@@ -164,8 +172,28 @@ def _failed(
         size=len(raw.data or b""),
         encoding=encoding,
     )
+    if read:
+        for record in read:  # the decoder's own fresh records: flagged in place, as a placeholder is made
+            if getattr(record, "decode_status", None) == "ok":
+                record.decode_status = failure_type.value
+        summary = _summary_of(decoder, read, raw.path)
+        described = f"{summary} ({failure_type.value}: {reason})" if summary else f"{decoder.kind}: {reason}"
+        return to_znode(raw, encoding, described, "failed"), [failure, *read]
     znode = to_znode(raw, encoding, f"undecodable {decoder.kind}: {reason}", "failed")
     return znode, [failure, *_placeholder(decoder, context, failure_type.value)]
+
+
+def _summary_of(decoder: Decoder, records: list[Any], path: str) -> str | None:
+    """The decoder's summary of the records it read of a znode it then refused; None when it has none (a
+    summary that fails on them is a decoder bug, which must not take the failure record with it)."""
+    decoded = [r for r in records if type(r) is not DecodeWarning]
+    if decoder.summarize is None or not decoded:
+        return None
+    try:
+        return decoder.summarize(decoded)
+    except Exception:
+        log.debug("summary of %s failed on what it read of %s", decoder.kind, path, exc_info=True)
+        return None
 
 
 def _placeholder(decoder: Decoder, context: DecodeContext, status: str) -> list[Any]:
