@@ -196,25 +196,12 @@ def test_components_table_shows_the_figures(wordcount: tuple[Chroot, int]) -> No
         for row in ([c.strip() for c in line.split("│")[1:-1]] for line in result.stdout.splitlines())
         if row and row[0]
     }
-    assert cells["split"][:12] == [
-        "bolt",
-        "3",
-        "4",
-        "360000",
-        "360000",
-        "179990",
-        "10",
-        "",
-        "180010",
-        "3.167",
-        "3.067",
-        "0.6",
-    ]
-    assert cells["sentences"][:8] == ["spout", "2", "2", "150", "150", "100", "2", "16"]
-    # the columns the record type leads with (StormComponentStats.TABLE_COLUMNS) end in the last error; the
-    # rest follow, the root last
-    assert cells["count"][14] == "java.lang.RuntimeException: boom"
-    assert cells["count"][-1] == "/storm"
+    # a table for spouts and one for bolts, each in the order Storm UI's topology page leads with
+    # (StormComponentStats.TABLE_GROUPS): bolts capacity and latencies first, spouts complete latency
+    assert cells["split"][:8] == ["3", "0.6", "3.167", "3.067", "180010", "360000", "179990", "10"]
+    assert cells["sentences"][:6] == ["2", "16", "150", "150", "100", "2"]
+    assert cells["count"][-1] == "java.lang.RuntimeException: boom"  # the last error: free text, last
+    assert "Spouts (1)" in result.stdout and "Bolts (" in result.stdout
 
 
 def test_components_streams(wordcount: tuple[Chroot, int]) -> None:

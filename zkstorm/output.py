@@ -175,7 +175,10 @@ def _write_table(shown: Shown, out: TextIO, console: Any, wide: bool) -> list[An
     else:
         from .render import record_table
 
-        console.print(record_table(rows, shown.primary, title=shown.title, width=console.width, wide=wide))
+        table = record_table(
+            rows, shown.primary, title=shown.title, width=console.width, wide=wide, now_secs=shown.as_of_secs
+        )
+        console.print(table)
     return others
 
 

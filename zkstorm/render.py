@@ -11,6 +11,7 @@ needs no rich: rich is imported where a renderable is built.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .schema import table_columns, to_jsonable
@@ -178,7 +179,97 @@ def _cell_text(value: Any) -> str:
     return visible(str(value))
 
 
-CELL_WIDTH = 48  # the widest a cell is drawn in a fitted table; longer values end in "…"
+CELL_WIDTH = 48  # the widest a value is drawn under --wide before it folds
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column of a record table as a terminal shows it: the field, its header, how its values are
+    shown (a human form: ``age``, ``duration``), and its place in the layout rule."""
+
+    name: str
+    header: str
+    kind: str
+    key: bool = False  # the record's name (a topology, a host, a topic): never cut
+    text: bool = False  # free text (a finding's explanation): last, gets what is left, wraps
+    form: str | None = None
+
+
+def table_layout(
+    record_type: type,
+    rows: Sequence[dict[str, Any]],
+    *,
+    wide: bool,
+    leading: Sequence[str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[list[_Column], list[str]]:
+    """The columns a table of ``rows`` offers, in priority order, and the fields it leaves to ``--wide``.
+
+    The record type says what leads (``TABLE_COLUMNS``, why in its docstring), which column names the
+    row (``TABLE_KEY``), which hold free text (``TABLE_TEXT``) and which are shown in a human form
+    (``TABLE_FORMS``: field → (form or None, header); an epoch time as an ``age``, seconds as a
+    ``duration``, a list by its ``count``); ``leading`` replaces ``TABLE_COLUMNS`` (a group's own). A
+    ``decode_status`` column is offered only when a row is not ``ok``, a ``root`` only when the rows span
+    more than one; ``wide`` offers every field as stored."""
+    declared = table_columns(record_type)
+    explicit = leading is not None  # a group's own columns: it says whether the root is one
+    leading = getattr(record_type, "TABLE_COLUMNS", ()) if leading is None else leading
+    forms: dict[str, tuple[str, str]] = {} if wide else getattr(record_type, "TABLE_FORMS", {})
+    key = getattr(record_type, "TABLE_KEY", None)
+    text = set(getattr(record_type, "TABLE_TEXT", ()))
+    if wide:
+        names = [c.name for c in declared]
+    else:
+        chosen = list(leading or [c.name for c in declared])
+        several_roots = len({row.get("root") for row in rows}) > 1
+        # a root a group names explicitly (or leaves out) stays where it put it, when there are several
+        base = [n for n in chosen if n != "decode_status" and (n != "root" or several_roots)]
+        if any(row.get("decode_status") not in (None, "ok") for row in rows):
+            base.append("decode_status")
+        if several_roots and "root" not in base and not explicit:
+            base.append("root")
+        names = [n for n in base if n not in text] + [n for n in base if n in text]  # free text last
+    kinds = {c.name: c.kind for c in declared}
+    columns = []
+    for name in dict.fromkeys(names):
+        form, header = forms.get(name, (None, name.replace("_", " ")))
+        header = (headers or {}).get(name, header) if not wide else header
+        columns.append(_Column(name, header, kinds[name], key=name == key, text=name in text, form=form))
+    shown = {c.name for c in columns}
+    left = [c.name for c in declared if c.name not in shown and c.name not in ("decode_status", "root")]
+    return columns, left
+
+
+def _shown_value(value: Any, column: _Column, now_secs: float) -> str:
+    """A cell's text: the value as stored, or in its column's human form."""
+    if value is None or column.form is None:
+        return _cell_text(value)
+    if column.form == "count":  # a list shown by its length: a supervisor's used slots
+        return str(len(value)) if isinstance(value, list) else _cell_text(value)
+    seconds = _seconds(value, column.name)
+    if column.form == "age":
+        return duration_text(now_secs - seconds) if seconds is not None else _cell_text(value)
+    if column.form == "duration":
+        return duration_text(seconds) if seconds is not None else _cell_text(value)
+    if column.form == "clock" and seconds is not None:
+        from datetime import UTC, datetime
+
+        return f"{datetime.fromtimestamp(seconds, UTC):%Y-%m-%d %H:%M}"
+    return _cell_text(value)
+
+
+def _seconds(value: Any, name: str) -> float | None:
+    """Seconds (since the epoch, or of a duration) in a field, by the unit its name says."""
+    from .units import parse_utc
+
+    if isinstance(value, str):  # a datetime, as to_jsonable wrote it
+        try:
+            return parse_utc(value).timestamp()
+        except ValueError:
+            return None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    return value / 1000 if name.endswith("_ms") else float(value)
 
 
 def record_table(
@@ -188,75 +279,157 @@ def record_table(
     title: str | None = None,
     width: int | None = None,
     wide: bool = False,
+    now_secs: float | None = None,
+    leading: Sequence[str] | None = None,
+    one_line: bool = False,
+    grouped_by: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Any:
     """``records`` for a terminal ``width`` columns wide.
 
-    One record is shown vertically, every field on a line of its own (as psql's ``\\x``). More are a
-    table whose columns come in the record type's order of priority (``schema.table_columns``): the
-    leading columns that fit the width are kept, the rest named in the caption, and a long value ends
-    in an ellipsis instead of wrapping into a column of letters. ``wide`` (or no width) shows every
-    column, folding long values; machine formats never pass through here."""
+    One record is shown vertically, every field on a line of its own (as psql's ``\\x``), unless its type
+    lists one line per thing (``TABLE_ONE_LINE``: partitions, as ``kafka-topics --describe``). More are a
+    table, laid out by one rule: the columns ``table_layout`` offers, in priority order, each at its
+    natural width and added only if it fits whole; the key column always, never cut (it wraps where the
+    terminal is narrower than the name); free text last, in the room left, wrapped. What is left out is
+    named under the table. ``wide`` (or no width) offers every field, folding long values; machine
+    formats never pass through here. A type whose rows are of several sorts, each read for other
+    columns (spouts and bolts; subtrees, record kinds and the largest znodes), is a table per sort
+    (``TABLE_GROUPS``: the field that tells them, and each sort's title and columns)."""
+    import time
+
     from rich.table import Table
     from rich.text import Text
 
-    if len(records) == 1:
+    groups = getattr(record_type, "TABLE_GROUPS", None)
+    if groups is not None and not wide and leading is None and len(records) > 1:
+        return _grouped_tables(records, record_type, groups, title=title, width=width, now_secs=now_secs)
+    if len(records) == 1 and not (one_line or getattr(record_type, "TABLE_ONE_LINE", False)):
         return vertical_record(records[0], title=title)
-    cols = table_columns(record_type)
     rows = [to_jsonable(record) for record in records]
-    cells = [[_cell_text(row[c.name]) for c in cols] for row in rows]
-    headers = [c.name.replace("_", " ") for c in cols]
-    numeric = [c.kind in ("int", "float") for c in cols]
-    widths = _fitted_widths(headers, cells, numeric, width) if width is not None and not wide else None
-    fit = widths is not None
-    kept = list(widths) if widths is not None else list(range(len(cols)))
-    hidden = [col.name for i, col in enumerate(cols) if i >= len(kept)]  # kept is always a leading run
-    caption = None
+    now = time.time() if now_secs is None else now_secs
+    offered, left = table_layout(record_type, rows, wide=wide or width is None, leading=leading, headers=headers)
+    cells = {c.name: [_shown_value(row[c.name], c, now) for row in rows] for c in offered}
+    fit = width is not None and not wide
+    kept = _fitted(offered, cells, width) if fit and width is not None else {c.name: None for c in offered}
+    hidden = [name for name in [c.name for c in offered if c.name not in kept] + left if name != grouped_by]
+    notes = []
+    odd = sum(1 for row in rows if row.get("decode_status") not in (None, "ok"))
+    if odd and not wide:
+        notes.append(f"{odd} of {len(rows)} rows not decoded whole (decode status)")
     if hidden:
-        caption = Text(f"{len(hidden)} more: {', '.join(hidden)} (--wide shows them, -f json every field)")
+        notes.append(f"{len(hidden)} more: {', '.join(hidden)} (--wide shows them, -f json every field)")
+    caption = Text("; ".join(notes)) if notes else None
     table = Table(title=_plain(title), caption=caption, show_lines=False, header_style="bold")
-    for i in kept:
-        justify: Any = "right" if cols[i].kind in ("int", "float") else "left"
+    for column in offered:
+        if column.name not in kept:
+            continue
+        justify: Any = "right" if column.kind in ("int", "float") and column.form is None else "left"
         # Spaces instead of underscores give rich word breaks in headers ("num workers" wraps cleanly).
-        header = Text(headers[i], no_wrap=False, overflow="fold")
-        if widths is not None:
-            table.add_column(header, justify=justify, width=widths[i], no_wrap=True, overflow="ellipsis")
+        header = Text(column.header, no_wrap=False, overflow="fold")
+        if not fit:
+            table.add_column(header, justify=justify, overflow="fold", max_width=CELL_WIDTH if wide else None)
+        elif column.key or (column.text and (kept[column.name] or 0) >= _WRAPPED_TEXT):
+            # wraps rather than cuts: a name whole, an explanation read through where it has the room
+            table.add_column(header, justify=justify, width=kept[column.name], overflow="fold")
         else:
-            table.add_column(header, justify=justify, overflow="fold")
-    for row_cells in cells:
-        table.add_row(*(Text(row_cells[i], no_wrap=fit, overflow="ellipsis" if fit else "fold") for i in kept))
+            table.add_column(header, justify=justify, width=kept[column.name], no_wrap=True, overflow="ellipsis")
+    shown = [c for c in offered if c.name in kept]
+    cut = {c.name for c in shown if c.text and fit and (kept[c.name] or 0) < _WRAPPED_TEXT}
+    for i in range(len(rows)):  # free text in a narrow column: one line, ending in "…"
+        table.add_row(
+            *(
+                Text(cells[c.name][i], overflow="ellipsis", no_wrap=True)
+                if c.name in cut
+                else Text(cells[c.name][i], overflow="fold")
+                for c in shown
+            )
+        )
     return table
 
 
-def _fitted_widths(
-    headers: Sequence[str], cells: Sequence[Sequence[str]], numeric: Sequence[bool], width: int
-) -> dict[int, int]:
-    """Column index → width, for the leading columns that fit ``width`` with the table's borders (3 per
-    column, 1 at the end); at least one column.
+def _grouped_tables(
+    records: Sequence[Any],
+    record_type: type,
+    groups: tuple[str, dict[Any, tuple[Any, ...]]],
+    *,
+    title: str | None,
+    width: int | None,
+    now_secs: float | None,
+) -> Any:
+    """A table per sort of row (``TABLE_GROUPS``: field → {sort: (title, columns[, headers])}), each with its
+    own title, columns and headers, in the order the groups are declared; rows of a sort not declared go
+    to a last table of the type's own columns."""
+    from rich.console import Group
+    from rich.text import Text
 
-    A column needs at least its header's longest word (headers wrap between words) and at most its
-    widest value, capped at ``CELL_WIDTH``; a number is never cut. Columns are taken in order while
-    their least widths fit; the room left is then shared out, to the first columns first, up to what
-    each would use."""
-    natural = [min(CELL_WIDTH, max([len(h), *(len(row[i]) for row in cells)])) for i, h in enumerate(headers)]
-    least = [
-        max([len(w) for w in h.split()] + [len(row[i]) for row in cells])
-        if numeric[i]
-        else min(natural[i], max(4, *(len(word) for word in h.split())))
-        for i, h in enumerate(headers)
-    ]
-    kept: dict[int, int] = {}
+    field, sorts = groups
+    parts: list[Any] = [_plain(title)] if title else []
+    seen: set[Any] = set()
+    for sort, (heading, leading, *headers) in sorts.items():
+        rows = [r for r in records if getattr(r, field) == sort]
+        seen.add(sort)
+        if rows:
+            table = record_table(
+                rows,
+                record_type,
+                width=width,
+                now_secs=now_secs,
+                leading=leading,
+                one_line=True,
+                grouped_by=field,
+                headers=headers[0] if headers else None,
+            )
+            parts.append(Text(visible(f"{heading} ({len(rows)})"), style="bold"))
+            parts.append(table)
+    rest = [r for r in records if getattr(r, field) not in seen]
+    if rest:
+        leading = getattr(record_type, "TABLE_COLUMNS", ())
+        parts.append(record_table(rest, record_type, width=width, now_secs=now_secs, leading=leading, one_line=True))
+    return Group(*parts)
+
+
+def _fitted(columns: Sequence[_Column], cells: dict[str, list[str]], width: int) -> dict[str, int | None]:
+    """Column name → width, by the layout rule, for a table ``width`` columns wide with its borders (3 per
+    column, 1 at the end). Each column needs its natural width: its widest value whole, and its header's
+    longest word (headers wrap between words). In priority order, a column is kept if it fits whole
+    (the key always: where the terminal is narrower than the name, the name wraps); free text is placed
+    last, in what is left, if that is at least ``_LEAST_TEXT`` wide."""
+
+    def natural(column: _Column) -> int:
+        longest_word = max((len(w) for w in column.header.split()), default=1)
+        return max([longest_word, *(len(v) for v in cells[column.name])])
+
+    kept: dict[str, int | None] = {}
     used = 1
-    for i in range(len(headers)):
-        if kept and used + least[i] + 3 > width:
-            break
-        kept[i] = least[i]
-        used += least[i] + 3
-    room = max(0, width - used)
-    for i in kept:
-        grow = max(0, min(room, natural[i] - kept[i]))
-        kept[i] += grow
-        room -= grow
-    return kept
+    for column in columns:
+        if column.text:
+            continue
+        need = natural(column)
+        if column.key and used + need + 3 > width:  # a name wider than the terminal wraps, and leaves
+            room = width - used - 3  # room for the figures beside it; names that fit stay whole
+            fitting = [len(v) for v in cells[column.name] if len(v) <= room - _BESIDE_A_WRAPPED_KEY // 3]
+            need = max(room - _BESIDE_A_WRAPPED_KEY, *fitting, min(16, room))
+        elif used + need + 3 > width:
+            continue
+        kept[column.name] = need
+        used += need + 3
+    for column in columns:
+        if column.text and width - used - 3 >= _LEAST_TEXT:
+            kept[column.name] = min(natural(column), width - used - 3)
+            used += (kept[column.name] or 0) + 3
+    room = width - used
+    for column in columns:  # room to spare: headers on one line, the leading columns' first
+        if column.name in kept and not column.text and room > 0:
+            grow = max(0, min(room, len(column.header) - (kept[column.name] or 0)))
+            kept[column.name] = (kept[column.name] or 0) + grow
+            room -= grow
+    return {c.name: kept[c.name] for c in columns if c.name in kept}  # in priority order
+
+
+_LEAST_TEXT = 12  # free text narrower than this is left to --wide
+_WRAPPED_TEXT = 24  # free text narrower than this is cut to one line: a column of words is unreadable
+_BESIDE_A_WRAPPED_KEY = 24  # columns kept for the rest of a row whose name wraps anyway
 
 
 def vertical_record(record: Any, *, title: str | None = None) -> Table:

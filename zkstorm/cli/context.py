@@ -146,6 +146,8 @@ def emit(settings: Settings, fmt: Format, shown: Shown, *, notes: bool = True) -
     if cluster is not None and shown.as_of_secs is None and fmt is Format.PROMETHEUS:  # what a scrape says
         shown.as_of_secs = cluster.now()
         shown.problems = cluster.problems
+    if cluster is not None and shown.as_of_secs is None and fmt is Format.TABLE and shown.table is None:
+        shown.as_of_secs = cluster.now()  # what a record table's ages count from: the files' time, offline
     console = stdout_console() if fmt in (Format.TABLE, Format.TREE) else None
     if not fmt.streams or sys.stdout.isatty():  # a terminal: the lines themselves show the progress
         stop_progress()
