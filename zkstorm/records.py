@@ -5,9 +5,17 @@ columns from these annotations, so a field added here shows up everywhere with n
 Fields are scalars or tuples of scalars; nested source data becomes its own record keyed by its parent.
 Every Storm and Kafka record ends with ``root``: the Storm root or Kafka chroot it was read under, so
 the rows of two clusters on one ensemble never mix (in a snapshot, in history, in a diff).
-A record type whose table leads with some columns says so in ``TABLE_COLUMNS`` (its priorities: a narrow
-terminal keeps the leading ones, the rest follow in declaration order and are named under the table);
-every command that shows the type shows it so.
+How a type reads in a terminal table is said here too, once, for every command that shows it
+(``render.record_table`` lays every table out by one rule):
+
+- ``TABLE_COLUMNS``: the columns a table offers, in priority order (a comment or the docstring says why
+  the first come first); a column is shown only if it fits whole, the rest are named under the table.
+- ``TABLE_KEY``: the column that names the row (a topology, host, topic, path): never cut.
+- ``TABLE_TEXT``: free text (a finding's explanation, a last error): last, in the room left.
+- ``TABLE_FORMS``: field → (form, header): an epoch time as an ``age``, seconds as a ``duration``, a list
+  by its ``count``, or only a shorter header (form None).
+- ``TABLE_GROUPS``: (field, {value: (title, columns[, headers])}): a table per sort of row.
+- ``TABLE_ONE_LINE``: one row is still a table row (partitions), not field, value lines.
 Records are never changed after they are built, but they are not ``frozen``: a frozen dataclass sets
 each field through ``object.__setattr__``, which made building one cost ~2.7x as much (16 fields:
 2.3 µs against 0.85 µs), and a walk builds one or more per znode.
