@@ -51,7 +51,8 @@ def test_a_run_of_the_other_kind_is_refused_and_touches_nothing(tmp_path: Path, 
     assert refused.exit_code == ExitCode.ERROR
     (line,) = refused.stderr.splitlines()
     kind = "snapshot" if first == "snapshot" else "changes"
-    assert line.startswith(f"zkstorm: {out} holds 1 {kind} run (") and "a folder of its own" in line
+    noun = "snapshot" if first == "snapshot" else "changes run"
+    assert line.startswith(f"zkstorm: {out} holds 1 {noun} (") and "a folder of its own" in line
     assert _files(out) == {k: v for k, v in before.items() if k != "_lock"}
     # and the same with an id of the user's own choosing
     assert other(out, "--snapshot-id", "mine").exit_code == ExitCode.ERROR
@@ -71,7 +72,7 @@ def test_each_kind_in_its_own_folder_and_the_readers_read_only_theirs(tmp_path: 
     assert compared.exit_code == ExitCode.ERROR
     (line,) = compared.stderr.splitlines()
     assert line.startswith(f"zkstorm: {changes} holds 1 changes run (zkstorm changes --out), not snapshots")
-    with pytest.raises(SnapshotError, match="holds 1 snapshot run"):
+    with pytest.raises(SnapshotError, match="holds 1 snapshot "):
         list_manifests(*open_filesystem(str(snapshots)), "changes")
 
 
@@ -118,7 +119,7 @@ def test_history_reads_only_its_own_kind(spark: Any, tmp_path: Path) -> None:
     assert len(SnapshotSet(spark, str(changes), dataset="changes")) == 1
     with pytest.raises(SnapshotError, match="holds 1 changes run"):
         SnapshotSet(spark, str(changes))
-    with pytest.raises(SnapshotError, match="holds 1 snapshot run"):
+    with pytest.raises(SnapshotError, match="holds 1 snapshot "):
         SnapshotSet(spark, str(snapshots), dataset="changes")
 
 

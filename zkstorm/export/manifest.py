@@ -37,6 +37,7 @@ SNAPSHOT = "snapshot"
 CHANGES = "changes"
 DATASETS = (SNAPSHOT, CHANGES)
 _WRITTEN_BY = {SNAPSHOT: "zkstorm snapshot", CHANGES: "zkstorm changes --out"}
+_NOUNS = {SNAPSHOT: ("snapshot", "snapshots"), CHANGES: ("changes run", "changes runs")}
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]")
 
 
@@ -114,9 +115,8 @@ def dataset_of(manifest: dict[str, Any]) -> str:
 
 def other_kind_error(base: str, wanted: str, found: str, count: int) -> str:
     """The one line that refuses a folder of the other kind, for the writer and every reader alike."""
-    runs = "run" if count == 1 else "runs"
     return (
-        f"{base} holds {count} {found} {runs} ({_WRITTEN_BY[found]}), not {wanted}s; "
+        f"{base} holds {count} {_NOUNS[found][count != 1]} ({_WRITTEN_BY[found]}), not {_NOUNS[wanted][1]}; "
         f"a folder holds one kind: give {_WRITTEN_BY[wanted]} a folder of its own"
     )
 
@@ -132,7 +132,8 @@ def of_kind(manifests: list[dict[str, Any]], base: str, wanted: str) -> list[dic
     if others and not mine:
         raise SnapshotError(other_kind_error(base, wanted, dataset_of(others[0]), len(others)))
     if others:
-        log.warning("%s: %d %s runs left out (this reads %ss only)", base, len(others), dataset_of(others[0]), wanted)
+        found = dataset_of(others[0])
+        log.warning("%s: %d %s left out (this reads %s only)", base, len(others), _NOUNS[found][1], _NOUNS[wanted][1])
     return mine
 
 
