@@ -14,19 +14,32 @@ Then, rounds alternating, on the same files:
   in 3.7 (ZOOKEEPER-3666, "remove the deprecated LogFormatter tool"); the 3.9 jars have TxnLogToolkit
   only. The JVM starts once per file, as a user runs it over a day's files.
 - ``zkstorm --from-files DIR changes -f jsonl > /dev/null``, a new process (interpreter start and imports
-  included), over every txn after the oldest snapshot, decoding every change; its peak RSS (``wait4``);
-  and the same up to the window's middle (``--until``), to show memory does not grow with the txns.
+  included), over every txn after the oldest snapshot, decoding every change; its peak RSS (``wait4``, the
+  command started from a small launcher: see ``_LAUNCH``); and the same up to the window's middle
+  (``--until``), to show memory does not grow with the txns.
 - zkstorm's ``read_changes`` in this process, for the rate without the process's start.
 Rates are txns per second over the txns each read: the dumper reads every txn of its files, zkstorm
-the txns after its state's snapshot (the tail of the first log before it is skipped).
+the txns after its state's snapshot (the tail of the first log before it is skipped). Each round's
+peak RSS is printed beside its rate.
 
-Usage: ``python -u bench/bench_changes.py [--scale N] [--txns N] [--rounds N] [--state DIR] [--json FILE]``
-(``--state`` keeps the written files in DIR and reuses them on the next run).
+Before the rounds, the records of the fast path (setData heads, rewrites handed over without a step) are
+checked against a read that parses every txn whole (``ChangeLog(fast=False)``) on these busy logs: the
+same records, summary and counts, or the benchmark stops (``--no-check`` skips it).
+
+``--profile`` profiles one cold command instead of timing rounds (cProfile, in the command's own process:
+``python -m cProfile -o FILE -m zkstorm --from-files DIR changes -f jsonl``) and prints the functions that
+took the most time, their own and with what they called; ``--profile-out FILE`` keeps the profile for
+``pstats`` (cProfile's overhead per call inflates call-heavy code: compare the lists, not the seconds).
+
+Usage: ``python -u bench/bench_changes.py [--scale N] [--txns N] [--rounds N] [--state DIR] [--json FILE]
+[--no-check] [--profile [--profile-out FILE]]`` (``--state`` keeps the written files in DIR and reuses them
+on the next run; ``--txns 40000`` makes a small set to iterate on).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -161,18 +174,66 @@ def dump_with_zookeeper(classpath: str, logs: list[Path]) -> float:
     return time.perf_counter() - started
 
 
+# Runs a command and prints its wall seconds, peak RSS (KiB, wait4) and exit code. The command is started from
+# this small process, not from the benchmark's: Linux keeps a process's largest RSS across exec, so a command
+# forked (or vforked) from the benchmark would report the benchmark's own peak when that is larger.
+_LAUNCH = """
+import os, subprocess, sys, time
+started = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+
+
 def changes_command(data: Path, *extra: str) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of ``zkstorm --from-files DATA changes -f jsonl`` to /dev/null."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     command = [sys.executable, "-m", "zkstorm", "--from-files", str(data), "changes", "-f", "jsonl", *extra]
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCH, *command], capture_output=True, env=env, check=False, text=True
+    )
+    seconds, peak, code = done.stdout.split() if done.returncode == 0 else ("0", "0", str(done.returncode))
+    if int(code) != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+    return float(seconds), int(peak)
+
+
+def profile_command(data: Path, out: Path, top: int = 25) -> None:
+    """One cold ``changes -f jsonl`` under cProfile: its wall time, and the ``top`` functions by their own
+    time and by their cumulative time."""
+    import pstats
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "zkstorm", "--from-files", str(data)]
+    command += ["changes", "-f", "jsonl"]
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    seconds = time.perf_counter() - started
-    stderr = process.stderr.read().decode() if process.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{stderr}")
-    return seconds, usage.ru_maxrss
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr.decode()}")
+    print(f"profiled: {' '.join(command)} > /dev/null: {time.perf_counter() - started:.1f} s (with cProfile)")
+    for order in ("tottime", "cumulative"):
+        print(f"top {top} by {order}:")
+        pstats.Stats(str(out)).strip_dirs().sort_stats(order).print_stats(top)
+
+
+def fast_equals_full(data: Path) -> int:
+    """The changes of the whole window read by the fast path and by a read that parses every txn whole:
+    their records, summary, stats and counters, which must be the same. Returns how many records."""
+    from zkstorm.changes import ChangeLog
+
+    read = []
+    for fast in (True, False):
+        log = ChangeLog([str(data)], fast=fast)
+        records = list(log)
+        read.append(
+            (records, log.summary(), dataclasses.asdict(log.stats), dataclasses.asdict(log.counters), log.problems)
+        )
+    if read[0] != read[1]:
+        names = ("records", "summary", "stats", "counters", "problems")
+        differ = [name for name, a, b in zip(names, *read, strict=True) if a != b]
+        raise SystemExit(f"the fast path and the full parse differ on {data}: {', '.join(differ)}")
+    return len(read[0][0])
 
 
 def in_process(data: Path) -> tuple[float, int, int, dict[str, int]]:
@@ -195,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--state", type=Path, help="keep the written files here and reuse them")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--no-check", action="store_true", help="skip comparing the fast path with the full parse")
+    parser.add_argument("--profile", action="store_true", help="profile one cold command instead of timing rounds")
+    parser.add_argument("--profile-out", type=Path, help="where --profile keeps its profile (default: a temp file)")
     args = parser.parse_args(argv)
 
     import logging
@@ -218,6 +282,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{logged:,} txns in {len(logs)} logs ({size_mib:,.0f} MiB with their preallocation); "
             f"written {made['written_txns']:,} in {made['write_secs']} s over {made['seeded_znodes']:,} znodes"
         )
+        if args.profile:
+            profile_command(data, args.profile_out or Path(scratch) / "changes.prof")
+            return 0
+        checked = None
+        if not args.no_check:
+            checked = fast_equals_full(data)
+            print(f"the fast path and the full parse: the same {checked:,} records, summary and counts")
         _, window_txns, changes, kinds = in_process(data)
         middle = _middle_zxid(logs)
         dumper, command, command_half, inside, rss, rss_half = [], [], [], [], [], []
@@ -232,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             inside.append(in_process(data)[0])
             print(
                 f"  round: TxnLogToolkit {dumper[-1]:.1f} s ({logged / dumper[-1]:,.0f} txns/s), "
-                f"zkstorm changes {command[-1]:.1f} s ({window_txns / command[-1]:,.0f} txns/s), "
+                f"zkstorm changes {command[-1]:.1f} s ({window_txns / command[-1]:,.0f} txns/s, "
+                f"{(window_txns / command[-1]) / (logged / dumper[-1]):.1f}x, peak RSS {rss[-1] / 1024:.0f} MiB), "
                 f"in process {inside[-1]:.1f} s ({window_txns / inside[-1]:,.0f} txns/s)",
                 file=sys.stderr,
             )
@@ -252,6 +324,11 @@ def main(argv: list[str] | None = None) -> int:
         "changes_txns_per_s": round(ours),
         "changes_in_process_txns_per_s": round(window_txns / statistics.median(inside)),
         "changes_vs_txnlogtoolkit": round(ours / zk, 2),
+        "changes_vs_txnlogtoolkit_per_round": [
+            round((window_txns / c) / (logged / d), 2) for c, d in zip(command, dumper, strict=True)
+        ],
+        "changes_peak_rss_mib_per_round": [round(r / 1024) for r in rss],
+        "fast_equals_full_records": checked,
         "changes_peak_rss_mib": round(statistics.median(rss) / 1024),
         "changes_half_window_peak_rss_mib": round(statistics.median(rss_half) / 1024),
         "changes_half_window_secs": [round(s, 2) for s in command_half],

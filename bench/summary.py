@@ -4,8 +4,9 @@ JSON each benchmark wrote (``bench-results/``), so every figure here comes from 
 Printed: the machine (CPU, cores, memory, Python, Java) and the commit each benchmark measured;
 ``snapshot`` and ``tree`` against the sequential walk (median of the rounds, and each round's ratio), and
 the snapshot with no reads; the nightly history update of a year of 100,000 partitions; the largest
-tree's commands with their peak RSS and µs per znode at both sizes; the S3 round trip. A target missed is
-printed as missed, with the figure.
+tree's commands with their peak RSS and µs per znode at both sizes; the S3 round trip; ``changes`` against
+ZooKeeper's own log dumper (TxnLogToolkit), with its peak RSS. A target missed is printed as missed, with
+the figure.
 
 Usage: ``python bench/summary.py [bench-results]``.
 """
@@ -24,6 +25,7 @@ from benchlib import read_result
 
 SNAPSHOT_RATIO = 20.0  # snapshot and tree, each this many times the sequential walk's rate
 NIGHTLY_UPDATE_SECONDS = 30.0  # a year of 100,000 partitions, one night added
+CHANGES_RATIO = 10.0  # zkstorm changes, this many times TxnLogToolkit's dump rate on the same logs
 
 
 def machine() -> str:
@@ -147,11 +149,29 @@ def s3_lines(s3: dict[str, Any]) -> list[str]:
     return lines
 
 
+def changes_lines(changes: dict[str, Any]) -> list[str]:
+    ratio = changes["changes_vs_txnlogtoolkit"]
+    rounds = changes.get("changes_vs_txnlogtoolkit_per_round")
+    spread = f"rounds {min(rounds):.1f}-{max(rounds):.1f}x, " if rounds else ""
+    checked = changes.get("fast_equals_full_records")
+    half = changes["changes_half_window_peak_rss_mib"]
+    return [
+        f"{changes['window_txns']:,} logged txns ({changes['logs']} logs), {changes['changes']:,} changes: "
+        f"zkstorm changes {changes['changes_txns_per_s']:,} txns/s against TxnLogToolkit's "
+        f"{changes['txnlogtoolkit_txns_per_s']:,} txns/s: {ratio:.1f}x ({spread}median of {changes['rounds']}); "
+        f"target {CHANGES_RATIO:.0f}x {verdict(ratio >= CHANGES_RATIO)}",
+        f"peak RSS {changes['changes_peak_rss_mib']} MiB (half the window: {half} MiB); "
+        f"in process {changes['changes_in_process_txns_per_s']:,} txns/s; fast path against the full parse: "
+        + ("not checked" if checked is None else f"the same {checked:,} records"),
+    ]
+
+
 SECTIONS = (
     ("walk.json", "Walk and snapshot, cold processes", walk_lines),
     ("history.json", "History", history_lines),
     ("scale.json", "The largest tree", scale_lines),
     ("s3.json", "S3 round trip (moto on loopback)", s3_lines),
+    ("changes.json", "Changes from the transaction logs, against ZooKeeper's TxnLogToolkit", changes_lines),
 )
 
 

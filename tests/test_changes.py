@@ -11,7 +11,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from tests.test_zkfiles import ENDS, HOLES, damage_log, last_log
 from zkstorm.errors import ExitCode
 from zkstorm.layout import Roots
 from zkstorm.model.walk import decode_node
-from zkstorm.records import StormComponent, StormExecutor, StormTopology
+from zkstorm.records import StormComponent, StormExecutor, StormSupervisor, StormTopology
 from zkstorm.sandbox.encode import kafka_json, storm_gzip
 from zkstorm.sandbox.server import ZkServer
 from zkstorm.sandbox.synth import SeedNode, cluster
@@ -927,3 +927,261 @@ def test_an_until_before_the_since_is_a_usage_error(window: tuple[str, ...]) -> 
 def test_a_zxid_past_a_long_is_refused_by_at_zxid_too() -> None:
     result = run("--from-files", str(_folder(VARIANTS[0])), "--at-zxid", hex(1 << 63), "tree", "/")
     assert result.exit_code == ExitCode.USAGE and "past the largest zxid" in result.stderr
+
+
+# --- the fast path reads what the full parse reads ----------------------------------------------------
+#
+# ``changes`` reads a plain setData as a head (its path as bytes, its data sliced only where a change reads
+# it) and hands a rewrite (a heartbeat, a supervisor's registration) over without a step
+# (``zkstorm/changes/reader.py``); ``fast=False`` parses every txn whole and makes a step of each, as the
+# reader did before. Every read below is made both ways, and must give the same records, summary, counts
+# and problems: on every real data directory the suite holds, on the incident, and on a busy log.
+
+_PARTS = ("records", "summary", "stats", "counters", "problems", "states")
+
+
+def _read_all(data: Path | list[Path], *, fast: bool, **window: Any) -> tuple[Any, ...]:
+    """Everything a read of ``window`` from ``data`` (a data directory, or files) gives: its records,
+    summary, stats, counters and problems, and the states the reader kept, as they are at its end."""
+    from zkstorm.changes import ChangeLog
+
+    log = ChangeLog([str(p) for p in (data if isinstance(data, list) else [data])], fast=fast, **window)
+    records = list(log)
+    states = {
+        path: (s.data, s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.aversion, s.owner)
+        for path, s in log.reader.states.items()
+    }
+    return records, log.summary(), asdict(log.stats), asdict(log.counters), log.problems, states
+
+
+def _difference(fast: tuple[Any, ...], full: tuple[Any, ...]) -> str | None:
+    """Where the two reads differ first, or None."""
+    for part, a, b in zip(_PARTS, fast, full, strict=True):
+        if a == b:
+            continue
+        if part in ("records", "summary"):
+            at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+            got = a[at] if at < len(a) else "nothing"
+            want = b[at] if at < len(b) else "nothing"
+            return f"{part} [{at}] ({len(a)} against {len(b)}): fast {got!r}, full {want!r}"
+        return f"{part}: fast {a!r}, full {b!r}"
+    return None
+
+
+def _fast_is_full(data: Path | list[Path], **window: Any) -> tuple[Any, ...]:
+    """What a read of ``window`` gives (``_read_all``), the same both ways."""
+    fast, full = _read_all(data, fast=True, **window), _read_all(data, fast=False, **window)
+    difference = _difference(fast, full)
+    assert difference is None, f"{data} {window}: {difference}"
+    return fast
+
+
+def _fixture_windows(variant: str) -> list[dict[str, Any]]:
+    """Windows over a fixture's logs: all of them, from each snapshot, to their middle, by time."""
+    var = EXPECTED["variants"][variant]
+    older, newest = (name_zxid(var[key], "snapshot") for key in ("older_snapshot", "newest_snapshot"))
+    assert older is not None and newest is not None
+    times = _txn_times(_folder(variant))
+    zxids = sorted(times)
+    middle = zxids[len(zxids) // 2]
+    back = timedelta(milliseconds=times[zxids[-1]] - times[middle])
+    return [
+        {},
+        {"since": older + 1},
+        {"since": newest + 1},
+        {"since": older + 1, "until": middle},
+        {"since": time_of_ms(times[middle]), "until": time_of_ms(times[zxids[-2]])},
+        {"since": back},
+    ]
+
+
+def time_of_ms(time_ms: int) -> datetime:
+    return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=time_ms)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_fast_path_reads_every_real_data_directory_as_the_full_parse(variant: str) -> None:
+    for window in _fixture_windows(variant):
+        _fast_is_full(_folder(variant), **window)
+
+
+def test_the_fast_path_reads_the_incident_as_the_full_parse(incident: Incident) -> None:
+    """The incident's server wrote heartbeats too: rewrites, a worker silent and back, one started and
+    stopped; with a threshold of a millisecond every worker goes stale between two of its beats."""
+    windows: list[dict[str, Any]] = [
+        {},
+        {"since": incident.since, "until": incident.until},
+        {"since": incident.since_beats, "until": incident.until_beats, "stale_after_secs": 1.0},
+        {"since": incident.since_beats, "stale_after_secs": 0.001},
+        {"until": incident.until_beats, "stale_after_secs": 0.001},
+    ]
+    found = [_fast_is_full(incident.data, **window)[0] for window in windows]
+    kinds = {type(r).__name__ for r in found[2] + found[3]}
+    assert {"StormWorkerResumed", "StormWorkerStale", "StormWorkerStarted", "StormWorkerStopped"} <= kinds
+
+
+@dataclass
+class Busy:
+    """A real server's data directory after a busy stretch (``busy``)."""
+
+    data: Path
+    snapshots: list[int]  # the zxids of the snapshots it took meanwhile
+    zxids: list[int]  # of every logged txn
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Busy]:
+    """A server taking what a busy cluster writes, as the benchmark's writer (``bench/bench_changes.py``)
+    does at a larger size: every worker's heartbeat rewritten, a quarter of the supervisors' registrations
+    (with a new ``time_secs`` each time, as Storm's ``supervisorHeartbeat`` writes it), partition states
+    shrinking and growing their ISR; a stretch in which two workers write nothing; a supervisor leaving
+    near the end. A small ``snapCount`` makes the server roll its log and take snapshots (fuzzy ones: the
+    writes go on) as it goes."""
+    base = tmp_path_factory.mktemp("busy")
+    server = ZkServer(base / "server", extra_config={"snapCount": "400"}).start()
+    client = KazooClient(server.connect_string, timeout=60)
+    client.start(timeout=30)
+    try:
+        _seed(client, list(cluster(scale=1, now=NOW)))
+        beats = [
+            (f"/storm/workerbeats/{t}/{w}", client.get(f"/storm/workerbeats/{t}/{w}")[0])
+            for t in client.get_children("/storm/workerbeats")
+            for w in client.get_children(f"/storm/workerbeats/{t}")
+        ]
+        supervisors = [
+            (f"/storm/supervisors/{s}", client.get(f"/storm/supervisors/{s}")[0])
+            for s in client.get_children("/storm/supervisors")
+        ]
+        states = {}
+        for topic in client.get_children("/kafka/brokers/topics"):
+            for partition in client.get_children(f"/kafka/brokers/topics/{topic}/partitions"):
+                path = f"/kafka/brokers/topics/{topic}/partitions/{partition}/state"
+                states[path] = json.loads(client.get(path)[0])
+        silent = {path for path, _ in beats[:2]}
+        pending: list[Any] = []
+        for round_ in range(200):
+            quiet = 80 <= round_ < 130
+            for path, data in beats:
+                if not (quiet and path in silent):
+                    pending.append(client.set_async(path, data))
+            for path, data in supervisors[: max(1, len(supervisors) // 4)]:
+                (info,) = (r for r in _records(path, data) if isinstance(r, StormSupervisor))
+                again = {"time_secs": NOW + round_, "hostname": info.hostname, "assignment_id": info.supervisor_id}
+                again |= {"used_ports": [], "meta": [6700, 6701, 6702, 6703], "uptime_secs": 3600 + round_}
+                pending.append(client.set_async(path, storm_gzip("SupervisorInfo", again)))
+            for path in sorted(states)[round_ % 20 :: 20]:
+                state = states[path]
+                if len(state["isr"]) > 1 and round_ % 2:
+                    state["isr"] = state["isr"][:-1]
+                elif state["leader"] >= 0:
+                    state["isr"] = sorted({*state["isr"], state["leader"]})
+                state["leader_epoch"] += 1
+                pending.append(client.set_async(path, kafka_json(state)))
+            if round_ == 190:
+                pending.append(client.delete_async(supervisors[-1][0]))
+            for result in pending:
+                result.get(timeout=60)
+            pending.clear()
+            time.sleep(0.01)
+    finally:
+        client.stop()
+        client.close()
+        server.stop()
+    data = base / "server" / "data"
+    folder = data / "version-2"
+    snapshots = sorted(z for p in folder.iterdir() if (z := name_zxid(p.name, "snapshot")) is not None)
+    yield Busy(data, snapshots, sorted(_txn_times(data)))
+
+
+def test_the_fast_path_reads_a_busy_log_as_the_full_parse(busy: Busy) -> None:
+    """Heartbeats and supervisors rewritten a few thousand times over logs that roll and snapshots taken
+    meanwhile: from every snapshot (a fuzzy one holds heartbeats from after its zxid), to the middle, and
+    with thresholds at which workers go stale and come back all the time, or only in the silent stretch."""
+    assert len(busy.snapshots) >= 5
+    middle = busy.zxids[len(busy.zxids) // 2]
+    windows: list[dict[str, Any]] = [{}, {"stale_after_secs": 0.001}, {"stale_after_secs": 0.1}]
+    some = busy.snapshots[1 :: max(1, len(busy.snapshots) // 4)]
+    windows += [{"since": snapshot + 1, "stale_after_secs": 0.05} for snapshot in some]
+    windows += [{"since": busy.snapshots[1] + 7, "until": middle}]
+    found = [_fast_is_full(busy.data, **window)[0] for window in windows]
+    kinds = {type(r).__name__ for r in found[1]}
+    assert {"StormWorkerResumed", "StormWorkerStale", "KafkaPartitionChanged", "StormSupervisorLeft"} <= kinds
+    # each snapshot alone, with the logs: a fuzzy one is the only state there is, and the heartbeats it
+    # caught after its zxid are rewritten with their state before not known
+    folder = busy.data / "version-2"
+    logs = sorted(p for p in folder.iterdir() if name_zxid(p.name, "log") is not None)
+    unknown = 0
+    for snapshot in busy.snapshots[1:]:
+        alone = [folder / f"snapshot.{snapshot:x}", *logs]
+        unknown += _fast_is_full(alone, since=snapshot + 1, stale_after_secs=0.05)[2]["unknown_before"]
+    assert unknown
+
+
+def _broken_heads(change: Any) -> Any:
+    """``LogFile.heads`` with ``change`` made to every setData head it yields."""
+    heads = LogFile.heads
+
+    def broken(self: LogFile, after: int = -1, *, verify: bool = True) -> Iterator[Any]:
+        for head in heads(self, after, verify=verify):
+            yield change(head) if head.body is None else head
+
+    return broken
+
+
+def _breaking(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    from zkstorm.changes import reader
+    from zkstorm.changes.kinds import Engine
+    from zkstorm.changes.reader import ChangeReader
+
+    if how == "a setData head's time one ms late":
+        monkeypatch.setattr(LogFile, "heads", _broken_heads(lambda h: h._replace(time_ms=h.time_ms + 1)))
+    elif how == "a setData head's data one byte short":
+        monkeypatch.setattr(LogFile, "heads", _broken_heads(lambda h: h._replace(data_size=h.data_size - 1)))
+    elif how == "pass 1 not noting a setData head's path":
+        monkeypatch.setattr(LogFile, "heads", _broken_heads(lambda h: h._replace(path=h.path + b"~")))
+    elif how == "a rewrite's return left untold":
+        rewritten = Engine.rewritten
+        monkeypatch.setattr(
+            Engine,
+            "rewritten",
+            lambda self, run, w: [r for r in rewritten(self, run, w) if type(r).__name__ != "StormWorkerResumed"],
+        )
+    elif how == "rewrites before the window counted":
+        counted = ChangeReader._counted
+        monkeypatch.setattr(ChangeReader, "_counted", lambda self, run, unknown, w: counted(self, run, unknown, True))
+    elif how == "a supervisor's rewrite not keeping its data":
+        route = ChangeReader._route
+        keep, light = reader._REWRITE_KEEP, reader._REWRITE_LIGHT
+
+        def no_data(self: Any, raw: bytes, rewrite: Any) -> tuple[str, int]:
+            path, then = route(self, raw, rewrite)
+            return path, light if then == keep else then
+
+        monkeypatch.setattr(ChangeReader, "_route", no_data)
+    else:
+        raise AssertionError(how)
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "a setData head's time one ms late",
+        "a setData head's data one byte short",
+        "pass 1 not noting a setData head's path",
+        "a rewrite's return left untold",
+        "rewrites before the window counted",
+        "a supervisor's rewrite not keeping its data",
+    ],
+)
+def test_a_broken_fast_path_is_told_from_the_full_parse(monkeypatch: pytest.MonkeyPatch, busy: Busy, how: str) -> None:
+    """The comparison above is not blind: each way of breaking the fast path on purpose makes it fail,
+    on the busy log, and (where the fixtures write what it breaks: setData txns, no rewrites) on them."""
+    _breaking(monkeypatch, how)
+    middle = busy.zxids[len(busy.zxids) // 2]  # (the supervisors' session closes at the end: their states go)
+    window: dict[str, Any] = {"since": busy.snapshots[1] + 1, "until": middle, "stale_after_secs": 0.001}
+    assert _difference(_read_all(busy.data, fast=True, **window), _read_all(busy.data, fast=False, **window))
+    if how.startswith(("a setData", "pass 1")):
+        variant = VARIANTS[0]
+        for window in _fixture_windows(variant)[:1]:
+            fast = _read_all(_folder(variant), fast=True, **window)
+            assert _difference(fast, _read_all(_folder(variant), fast=False, **window))

@@ -9,7 +9,9 @@ import os
 import shutil
 import struct
 import sys
+import tempfile
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,10 +30,10 @@ from tests.fixtures import zkfiles_expected
 from tests.test_cli import run
 from zkstorm.errors import ExitCode, FilesError, NotFoundError
 from zkstorm.sources.files import snapfile, txnlog
-from zkstorm.sources.files.jute import ephemeral_type
+from zkstorm.sources.files.jute import decode_text, ephemeral_type
 from zkstorm.sources.files.snapfile import SnapshotFile
 from zkstorm.sources.files.source import FileSource
-from zkstorm.sources.files.txnlog import ERROR, LogFile, Multi
+from zkstorm.sources.files.txnlog import ERROR, LogFile, Multi, SetData
 from zkstorm.sources.live import ReadOnlySession
 
 FIXTURES = SHARED_FIXTURES / "zkfiles"
@@ -230,6 +232,46 @@ def test_log_records_across_read_chunks_read_the_same(
         assert list(log.txns(after=after)) == [t for t in whole if t.zxid > after]
         assert log.end_offset == EXPECTED["variants"][variant]["logs"][name]["end_of_txns_offset"]
         assert not log.partial_tail
+
+
+def _read_both(path: Path, after: int = -1, *, best_effort: bool = False) -> tuple[Any, Any]:
+    """(records, end offset, torn tail, damage) of the log at ``path`` read by ``txns`` and by ``heads``
+    (a setData head parsed as ``txns`` parses it), or the ``FilesError`` message each read ended in."""
+
+    def read(heads: bool) -> Any:
+        log = LogFile(str(path), best_effort=best_effort)
+        try:
+            if not heads:
+                records = [(t.zxid, t.session, t.cxid, t.time_ms, t.type, t.body) for t in log.txns(after=after)]
+            else:
+                records = [
+                    (h.zxid, h.session, h.cxid, h.time_ms, h.type, h.body)
+                    if h.body is not None
+                    else (h.zxid, h.session, h.cxid, h.time_ms, h.type, SetData(decode_text(h.path), h.data, h.version))
+                    for h in log.heads(after=after)
+                ]
+        except FilesError as exc:
+            return str(exc)
+        return records, log.end_offset, log.partial_tail, log.damage
+
+    return read(False), read(True)
+
+
+@pytest.mark.parametrize(("variant", "name"), LOGS)
+@pytest.mark.parametrize("chunk", [7, 64, 1000, 1 << 20])
+def test_heads_read_every_record_as_txns_does(
+    monkeypatch: pytest.MonkeyPatch, variant: str, name: str, chunk: int
+) -> None:
+    """``heads``, the fast path of ``zkstorm changes``, leaves a setData's path and data as bytes: read
+    whole, each record is the one ``txns`` reads, from any point, across any refill of the buffer."""
+    log = folder(variant) / name
+    whole = list(LogFile(str(log)).txns())
+    assert any(t.type == txnlog.SET_DATA for t in whole) or variant != "zk395-plain" or name != "log.1c9"
+    monkeypatch.setattr(txnlog, "_CHUNK", chunk)
+    for after in (-1, whole[len(whole) // 2].zxid):
+        by_txns, by_heads = _read_both(log, after)
+        assert by_heads == by_txns
+        assert len(by_txns[0]) == sum(t.zxid > after for t in whole)
 
 
 # --- snapshot + logs = the live server's final state --------------------------------------------------
@@ -510,6 +552,60 @@ def test_zeros_to_the_end_of_a_log_are_its_end_not_damage(tmp_path: Path, how: s
         assert got == {raw.path: client_view(raw) for raw in pristine.walk("/")}
     result = run("--from-files", str(files), "tree", "/")
     assert result.exit_code == 0 and result.stderr == ""
+
+
+@pytest.mark.parametrize("how", [*HOLES, *ENDS, "a checksum", "a setData's data length", "a setData's path length"])
+def test_heads_meet_the_damage_txns_meets(tmp_path: Path, how: str) -> None:
+    """The same loop reads both: a damaged log ends (or is refused) at the same record, with the same words."""
+    files = _copy("zk395-plain", tmp_path)
+    log = last_log(files)
+    if how in (*HOLES, *ENDS):
+        damage_log(log, how)
+    else:
+        blob = bytearray(log.read_bytes())
+        starts = record_starts(bytes(blob))
+        setdata = [at for at in starts[:-1] if struct.unpack_from(">i", blob, at + 12 + 28)[0] == txnlog.SET_DATA]
+        at = setdata[0] + 12  # the first setData's record, after its frame
+        if how == "a checksum":
+            blob[at + 32 + 4] ^= 0xFF  # a byte of its path
+        else:  # a length that lies, the record's checksum made right again: only the layout tells it
+            path_size = struct.unpack_from(">i", blob, at + 32)[0]
+            field = at + 32 if how == "a setData's path length" else at + 36 + path_size  # or its data's
+            struct.pack_into(">i", blob, field, struct.unpack_from(">i", blob, field)[0] + 3)
+            length = struct.unpack_from(">i", blob, at - 4)[0]
+            struct.pack_into(">q", blob, at - 12, zlib.adler32(bytes(blob[at : at + length])))
+        log.write_bytes(bytes(blob))
+    for best_effort in (False, True):
+        by_txns, by_heads = _read_both(log, best_effort=best_effort)
+        assert by_heads == by_txns
+        if how in ENDS:  # the log's end, not damage
+            assert not isinstance(by_txns, str) and by_txns[3] is None
+        else:  # damage: refused, or (best effort) read up to it and named
+            assert isinstance(by_txns, str) != best_effort
+            assert best_effort == (not isinstance(by_txns, str) and by_txns[3] is not None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_heads_and_txns_agree_on_any_damage(data: st.DataObject) -> None:
+    """Random damage anywhere in a real log: both reads end the same way, at the same record."""
+    variant = data.draw(st.sampled_from(VARIANTS))
+    name = data.draw(st.sampled_from(sorted(EXPECTED["variants"][variant]["logs"])))
+    blob = bytearray((folder(variant) / name).read_bytes())
+    for _ in range(data.draw(st.integers(1, 3))):
+        if not blob:
+            break
+        at = data.draw(st.integers(0, len(blob) - 1))
+        if data.draw(st.booleans()):
+            blob = blob[:at]
+        else:
+            blob[at] ^= data.draw(st.integers(1, 255))
+    with tempfile.TemporaryDirectory() as scratch:
+        log = Path(scratch) / name
+        log.write_bytes(bytes(blob))
+        for best_effort in (False, True):
+            by_txns, by_heads = _read_both(log, best_effort=best_effort)
+            assert by_heads == by_txns
 
 
 @contextmanager

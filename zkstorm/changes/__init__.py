@@ -15,14 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 from ..defaults import STALE_AFTER_SECS
 from ..layout import Roots
-from .handlers import HANDLERS
+from ..sources.files.txnlog import Txn
+from .handlers import HANDLERS, REWRITES
 from .kinds import Counters, Engine, discovered_roots
 from .lines import output_rows, terminal_lines
-from .reader import ChangeReader, ReadStats
+from .reader import ChangeReader, ReadStats, Rewrite
 from .select import ChangeFilter
 from .storm import is_heartbeat
 from .summary import Summarizer
@@ -32,7 +33,8 @@ __all__ = ["ChangeFilter", "ChangeLog", "read_changes"]
 
 class ChangeLog:
     """The changes of one window, read when iterated (once). Records stream: the day's txns are never
-    held, only the states of the znodes they touch and what the summary counts."""
+    held, only the states of the znodes they touch and what the summary counts. ``fast=False`` reads
+    every txn whole (``reader.py``): the same records, slower; what the fast path is tested against."""
 
     def __init__(
         self,
@@ -45,8 +47,11 @@ class ChangeLog:
         show_secrets: bool = False,
         stale_after_secs: float = STALE_AFTER_SECS,
         select: ChangeFilter | None = None,
+        fast: bool = True,
     ) -> None:
-        self.reader = ChangeReader(paths, since=since, until=until, best_effort=best_effort, light=is_heartbeat)
+        self.reader = ChangeReader(
+            paths, since=since, until=until, best_effort=best_effort, light=is_heartbeat, fast=fast
+        )
         self.chosen = roots or Roots()
         self.show_secrets = show_secrets
         self.stale_after_secs = stale_after_secs
@@ -80,6 +85,7 @@ class ChangeLog:
             show_secrets=self.show_secrets,
             stale_after_secs=self.stale_after_secs,
             handlers=HANDLERS,
+            rewrites=REWRITES,
         )
 
     def __iter__(self) -> Iterator[Any]:
@@ -91,8 +97,11 @@ class ChangeLog:
         assert engine is not None
         matches, add = self.select.matches, self.summarizer.add
         counts = engine.counters.by_kind
-        for txn, steps, in_window in self.reader.txns():
-            made = engine.changes(txn, steps, in_window)
+        for txn, steps, in_window in self.reader.txns(rewrite=engine.is_rewrite):
+            if steps is None:  # a run of rewrites (``reader.Rewrite``)
+                made = engine.rewritten(cast("list[Rewrite]", txn), in_window)
+            else:
+                made = engine.changes(cast(Txn, txn), steps, in_window)
             if not in_window:
                 continue
             for record in made:

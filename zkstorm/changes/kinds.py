@@ -10,6 +10,11 @@ A handler gets the ``Engine`` (decoding, what the window tracks across znodes: r
 leader latches, heartbeats) and the step; it returns the records the step makes (usually one), or
 ``None`` to leave the step to the generic records (an op it has nothing to say about, or a state it
 cannot decode: the generic record then carries the failure, so nothing is dropped).
+
+A kind whose setData only times or counts the write (a worker's heartbeat, a supervisor's registration:
+``handlers.REWRITES``) has a rewriter besides, which its handler's set calls too: the reader hands such a
+write over without a step (``reader.Rewrite``), and ``changes`` calls the rewriter with the txn's identity
+and the path.
 """
 
 from __future__ import annotations
@@ -35,9 +40,11 @@ from ..records import (
     ZnodeDeleted,
 )
 from ..sources.files.txnlog import Txn
-from .reader import NodeState, Step, time_of
+from .reader import NodeState, Rewrite, Step, time_of
 
 Handler = Callable[["Engine", Step, "Place"], list[Any] | None]
+# a rewrite's records from the txn (a ``Txn`` or a ``reader.Rewrite``: zxid, session, time_ms) and path
+Rewriter = Callable[["Engine", Any, str, "Place"], list[Any]]
 
 
 def worker_of(path: str) -> tuple[str, str, int]:
@@ -68,6 +75,25 @@ class Place:
 
 
 _NOWHERE = Place(None, None, None, "")
+
+
+class _Lookups:
+    """A registry whose lookup of each path is made once: the engine decodes the same few znodes again
+    and again (a partition's state at each of its writes), under the same roots. As many entries as
+    znodes decoded: no more than the states the reader keeps."""
+
+    __slots__ = ("_found", "_registry")
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._found: dict[str, Any] = {}
+
+    def lookup(self, path: str, roots: Roots) -> Any:
+        try:
+            return self._found[path]
+        except KeyError:
+            found = self._found[path] = self._registry.lookup(path, roots)
+            return found
 
 
 @dataclass(slots=True)
@@ -168,6 +194,7 @@ class Engine:
         show_secrets: bool = False,
         stale_after_secs: float = 30.0,
         handlers: dict[str, Handler] | None = None,
+        rewrites: dict[str, Rewriter] | None = None,
     ) -> None:
         # the views' own decoding of one znode; imported here, not at the top, since the model's package
         # (``zkstorm.model``, whose ``Cluster.changes`` reads through this engine) imports this one
@@ -175,9 +202,12 @@ class Engine:
 
         self._decode_one = decode_one
         self.handlers = handlers or {}  # decoder kind → its handler (``handlers.HANDLERS``); others: generic
+        self.rewrites = rewrites or {}  # decoder kind → its rewriter (``handlers.REWRITES``)
+        self._rewriters: dict[str, tuple[Rewriter, Place]] = {}  # path → its rewriter, once asked
         self.states = states  # the reader's: the state of every tracked znode, kept current
         self.roots = roots
         self.registry = registry
+        self._lookups: Any = _Lookups(registry)  # the registry as decode_one asks it, per path once
         self.show_secrets = show_secrets
         self.stale_after_secs = stale_after_secs
         self.heartbeats = Heartbeats(int(stale_after_secs * 1000))
@@ -197,7 +227,7 @@ class Engine:
     def place(self, path: str) -> tuple[Place, Handler]:
         found = self._places.get(path)
         if found is None:
-            hit = self.registry.lookup(path, self.roots)
+            hit = self._lookups.lookup(path, self.roots)
             if hit is None:
                 located = self.roots.locate(path)
                 where = Place(None, located[0][0], located[0][1], located[0][2]) if located else _NOWHERE
@@ -218,7 +248,7 @@ class Engine:
         if reveal == self.show_secrets and state.decoded is not None:
             return state.decoded  # type: ignore[no-any-return]
         znode, records, _ = self._decode_one(
-            state.raw(path), roots=self.roots, registry=self.registry, show_secrets=reveal
+            state.raw(path), roots=self.roots, registry=self._lookups, show_secrets=reveal
         )
         failure = next((r for r in records if type(r) is DecodeFailure), None)
         summary = znode.summary
@@ -240,18 +270,31 @@ class Engine:
     @staticmethod
     def common(step: Step) -> dict[str, Any]:
         """The fields every change record ends with: the txn's identity and the znode's path."""
-        txn = step.txn
+        return Engine.common_of(step.txn, step.path)
+
+    @staticmethod
+    def common_of(txn: Txn | Rewrite, path: str) -> dict[str, Any]:
+        """``common`` of a txn (or a ``Rewrite``) and a path, for a record made without a step."""
         return {
             "at": time_of(txn.time_ms),
             "zxid": txn.zxid,
             "time_ms": txn.time_ms,
             "session_id": txn.session,
-            "path": step.path,
+            "path": path,
         }
+
+    def is_rewrite(self, path: str) -> bool:
+        """Whether a setData of ``path`` is a rewrite: its kind has a rewriter (``handlers.REWRITES``)."""
+        where, handler = self.place(path)
+        rewriter = self.rewrites.get(where.kind) if where.kind is not None and handler is not generic else None
+        if rewriter is None:
+            return False
+        self._rewriters[path] = (rewriter, where)
+        return True
 
     # the txn loop -----------------------------------------------------------------------------------
 
-    def start(self, first: Txn) -> None:
+    def start(self, first: Txn | Rewrite) -> None:
         """Set up what is tracked across znodes from the state before the window."""
         workers = [p for p in self.states if self.place(p)[0].kind == "storm_worker"]
         self.heartbeats.start(self.states, workers, first.time_ms)
@@ -273,10 +316,7 @@ class Engine:
             self.start(txn)
         heartbeats.counting = self.counting = in_window
         out: list[Any] = []
-        beats = heartbeats.beats
-        if beats and next(iter(beats.values())) < txn.time_ms - heartbeats.stale_after_ms:
-            for path, last in heartbeats.overdue(txn.time_ms):
-                out.append(self._stale(txn, path, last))
+        self._overdue(txn, out)
         if not steps:
             return out
         self._txn = txn
@@ -291,7 +331,36 @@ class Engine:
             out += made
         return out
 
-    def _stale(self, txn: Txn, path: str, last: int) -> StormWorkerStale:
+    def rewritten(self, run: list[Rewrite], in_window: bool = True) -> list[Any]:
+        """The change records of a run of rewrites (``reader.Rewrite``, in txn order, all in the window or
+        none), each told as ``changes`` tells a txn of one setData: the workers that went stale before it,
+        then what its kind's rewriter says."""
+        heartbeats = self.heartbeats
+        if not heartbeats.started:
+            self.start(run[0])
+        heartbeats.counting = self.counting = in_window
+        self.elected.clear()  # as every txn with a step does (no rewriter reads it)
+        out: list[Any] = []
+        rewriters = self._rewriters
+        beats, stale_after_ms = heartbeats.beats, heartbeats.stale_after_ms
+        for rewrite in run:
+            if beats and next(iter(beats.values())) < rewrite.time_ms - stale_after_ms:
+                self._overdue(rewrite, out)
+            rewriter, where = rewriters[rewrite.path]
+            made = rewriter(self, rewrite, rewrite.path, where)
+            if made:
+                out += made
+        return out
+
+    def _overdue(self, txn: Txn | Rewrite, out: list[Any]) -> None:
+        """The workers gone stale by ``txn``'s time, into ``out`` (the oldest beat is first: ``Heartbeats``)."""
+        heartbeats = self.heartbeats
+        beats = heartbeats.beats
+        if beats and next(iter(beats.values())) < txn.time_ms - heartbeats.stale_after_ms:
+            for path, last in heartbeats.overdue(txn.time_ms):
+                out.append(self._stale(txn, path, last))
+
+    def _stale(self, txn: Txn | Rewrite, path: str, last: int) -> StormWorkerStale:
         topology_id, node, port = worker_of(path)
         where = self.place(path)[0]
         return StormWorkerStale(
@@ -308,14 +377,14 @@ class Engine:
             root=where.root or "",
         )
 
-    def resumed(self, step: Step, last: int, where: Place) -> StormWorkerResumed:
-        topology_id, node, port = worker_of(step.path)
+    def resumed(self, txn: Txn | Rewrite, path: str, last: int, where: Place) -> StormWorkerResumed:
+        topology_id, node, port = worker_of(path)
         return StormWorkerResumed(
-            **self.common(step),
+            **self.common_of(txn, path),
             topology_id=topology_id,
             node=node,
             port=port,
-            silent_secs=(step.txn.time_ms - last) / 1000,
+            silent_secs=(txn.time_ms - last) / 1000,
             root=where.root or "",
         )
 

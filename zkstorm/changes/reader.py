@@ -14,6 +14,15 @@ Three passes, none of which holds the tree or the day's txns:
 3. ``txns``: the logs again from the state's zxid on; each op is applied to the kept states and handed
    to the caller as a ``Step`` (before, after), txn by txn.
 
+Most of a busy log is the same few znodes rewritten (worker heartbeats, supervisors' registrations), and
+the two passes over the logs are most of the time a read takes, so both read a plain setData as a head
+(``LogFile.heads``: its layout checked, its path as bytes, its data not even sliced): pass 1 notes the
+path, and pass 3 decodes each path once, parses the data only of the znodes whose data a change reads,
+and hands a rewrite (a setData of a znode whose handler only times or counts it, as the caller says:
+``Engine.is_rewrite``) over as a ``Rewrite`` without a step, its state brought up to date in place.
+Pass 3 leaves the checksums to pass 1, which checked every record it handed on. ``fast=False`` reads
+every txn whole and makes a step of each, as the records' reference (``tests/test_changes.py``).
+
 A snapshot is fuzzy: written while txns went on, so a znode in it may hold a state from after the zxid
 in the snapshot's name (ZooKeeper replays the logs over it to make it right). Replayed to a point inside
 that range, a znode the dump reached late may hold a state from after that point. A step tells it by
@@ -33,6 +42,7 @@ from typing import Any, NamedTuple
 from ..errors import FilesError, UsageError
 from ..layout import ROOT_SEARCH_DEPTH
 from ..sources.base import RawNode, Stat
+from ..sources.files.jute import decode_text
 from ..sources.files.snapfile import SnapshotFile, name_zxid
 from ..sources.files.source import FileSource, data_files
 from ..sources.files.txnlog import (
@@ -41,6 +51,7 @@ from ..sources.files.txnlog import (
     Create,
     CreateSession,
     Delete,
+    Head,
     LogFile,
     Multi,
     SetAcl,
@@ -51,6 +62,13 @@ from ..units import LONG_MAX
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _INDEX_EVERY = 1024  # one (zxid, time) pair kept per this many txns, to place a window given in time
+_INDEX_MASK = _INDEX_EVERY - 1  # (a power of two)
+
+# What pass 3 does with a setData head, by its path (``ChangeReader._route``): nothing (a znode neither
+# kept nor touched), the whole op (parsed, applied, a step), or a rewrite (the state updated in place,
+# with the data when a change reads it, without it when none does).
+_SKIP, _WHOLE, _REWRITE_KEEP, _REWRITE_LIGHT = range(4)
+_RUN = 4096  # rewrites handed over at most at once
 
 # Znodes a change kind reads besides the one a txn touches, kept from the state before the window: a
 # partition is offline when its leader is not registered (brokers/ids), the nimbus leader is the lowest
@@ -122,6 +140,17 @@ class NodeState:
             self.mzxid,
         )
         return RawNode(path, stat, self.data)
+
+
+class Rewrite(NamedTuple):
+    """A setData pass 3 hands over without a step (see the module docstring): the txn's identity, with the
+    attribute names of ``Txn``'s, and the znode's path."""
+
+    zxid: int
+    session: int
+    cxid: int
+    time_ms: int
+    path: str
 
 
 class Step(NamedTuple):
@@ -224,16 +253,22 @@ def _settled_zxid(path: str) -> int | None:
     return max(info.zxid, info.digest[0] if info.digest else 0, info.last_processed_zxid or 0)
 
 
+def _kept(txn: Any) -> Any:
+    """A txn or head to keep past its read: a head without the chunk it was read in."""
+    return txn._replace(buf=b"") if type(txn) is Head else txn
+
+
 class _Scan:
     """What pass 1 found (``ChangeReader.scan``)."""
 
     def __init__(self) -> None:
         self.last_touch: dict[str, int] = {}
+        self.raw_touch: dict[bytes, int] = {}  # the same, for paths read as bytes (setData heads)
         self.closing: dict[int, int] = {}  # session → zxid of its last close that listed no paths
         self.index: list[tuple[int, int]] = []  # (zxid, time_ms) every _INDEX_EVERY txns
         self.names: dict[str, set[str]] = {}  # child names of the znodes near the top, created in the logs
-        self.first: Txn | None = None
-        self.last: Txn | None = None
+        self.first: Txn | Head | None = None
+        self.last: Txn | Head | None = None
         self.since_zxid: int | None = None  # the first txn at or after an absolute --since time
         self.snapshot_times: dict[int, int] = {}  # snapshot zxid → the time of the txn of that zxid
         self.count = 0
@@ -244,7 +279,7 @@ class ChangeReader:
     ``until``: a zxid, a time, or a span back from the last logged txn; by default all the logs hold
     after the oldest snapshot they can be replayed from. Call ``open`` (passes 1 and 2), then iterate
     ``txns`` (pass 3). ``light(path)`` names the znodes whose data no change reads (heartbeats): their
-    states keep no bytes."""
+    states keep no bytes. ``fast=False`` parses every txn whole (see the module docstring)."""
 
     def __init__(
         self,
@@ -254,8 +289,10 @@ class ChangeReader:
         until: int | datetime | timedelta | None = None,
         best_effort: bool = False,
         light: Callable[[str], bool] | None = None,
+        fast: bool = True,
     ) -> None:
         self.paths = list(paths)
+        self.fast = fast
         self.since = Bound.of(since)
         self.until = Bound.of(until)
         _in_order(self.since, self.until)
@@ -324,33 +361,40 @@ class ChangeReader:
         recording = since_time is None  # touches are noted from the window's start to its end
         finished = False
         last_touch, closing, index, names = scan.last_touch, scan.closing, scan.index, scan.names
+        raw_touch = scan.raw_touch
         snapshot_zxids = {name_zxid(os.path.basename(p), "snapshot") for p in self._snapshots}
         near_top = ROOT_SEARCH_DEPTH + 1
         count = 0
-        last: Txn | None = None
+        last: Txn | Head | None = None
+        last_zxid = -1
         for path in self._logs:
             reader = LogFile(path, best_effort=self.best_effort)
-            for txn in reader.txns(after=last.zxid if last is not None else -1):
-                zxid = txn.zxid
-                if last is not None and zxid >> 32 == last.zxid >> 32 and zxid != last.zxid + 1:
-                    self._problem(f"{path}: txns {last.zxid + 1:#x}..{zxid - 1:#x} are missing from the logs")
+            txns: Iterator[Any] = reader.heads(after=last_zxid) if self.fast else reader.txns(after=last_zxid)
+            for txn in txns:
+                zxid, time_ms = txn[0], txn[3]
+                if zxid != last_zxid + 1 and last is not None and zxid >> 32 == last_zxid >> 32:
+                    self._problem(f"{path}: txns {last_zxid + 1:#x}..{zxid - 1:#x} are missing from the logs")
                     self._end_scan(scan, last, count)
                     return
-                if scan.first is None:
-                    scan.first = txn
-                if count % _INDEX_EVERY == 0:
-                    index.append((zxid, txn.time_ms))
+                if last is None:
+                    scan.first = _kept(txn)
+                if not count & _INDEX_MASK:
+                    index.append((zxid, time_ms))
                 if zxid in snapshot_zxids:
-                    scan.snapshot_times[zxid] = txn.time_ms
+                    scan.snapshot_times[zxid] = time_ms
                 count += 1
-                last = txn
-                if not recording and not finished and since_time is not None and txn.time_ms >= since_time:
+                last, last_zxid = txn, zxid
+                if not recording and not finished and since_time is not None and time_ms >= since_time:
                     recording = True
                     scan.since_zxid = zxid
-                if recording and (zxid > until_zxid or txn.time_ms > until_time):
+                if recording and (zxid > until_zxid or time_ms > until_time):
                     recording, finished = False, True
+                body = txn[5]
+                if body is None:  # a setData head: its path, as bytes
+                    if recording and zxid >= record_from:
+                        raw_touch[txn[6]] = zxid
+                    continue
                 noted = recording and zxid >= record_from
-                body = txn.body
                 kind = type(body)
                 if kind is SetData:  # most of a log: no name to note, no session to end
                     if noted:
@@ -379,8 +423,14 @@ class ChangeReader:
                 break
         self._end_scan(scan, last, count)
 
-    def _end_scan(self, scan: _Scan, last: Txn | None, count: int) -> None:
-        scan.last = last
+    def _end_scan(self, scan: _Scan, last: Txn | Head | None, count: int) -> None:
+        last_touch = scan.last_touch
+        for raw, zxid in scan.raw_touch.items():  # each path once, decoded as the txns reader decodes it
+            path = decode_text(raw)
+            if zxid > last_touch.get(path, -1):
+                last_touch[path] = zxid
+        scan.raw_touch = {}
+        scan.last = _kept(last)
         scan.count = count
         stats = self.stats
         stats.txns_scanned = count
@@ -510,44 +560,117 @@ class ChangeReader:
 
     # pass 3 -----------------------------------------------------------------------------------------
 
-    def txns(self) -> Iterator[tuple[Txn, list[Step], bool]]:
+    def txns(
+        self, rewrite: Callable[[str], bool] | None = None
+    ) -> Iterator[tuple[Txn | list[Rewrite], list[Step] | None, bool]]:
         """(txn, its steps, whether it is in the window) for every txn after the state's zxid, to the end
         of the window; txns before the window come too (``False``), so that what the caller tracks over
-        time (heartbeats) is right when the window opens."""
+        time (heartbeats) is right when the window opens. With the fast path, the setData txns of kept
+        znodes that ``rewrite`` names come in runs, in order, as (a list of ``Rewrite``, None, whether they
+        are in the window) (see the module docstring): the states are those after the run's last txn (its
+        rewriters read none), but for the first txn, which comes alone, whatever it is (the caller sets
+        up what it tracks from the states after it: ``Engine.start``)."""
         if self.empty:
             return
         stats = self.stats
         start, start_time = self._start_zxid, self._start_time
-        until_zxid, until_time = self._until_zxid, self._until_time
+        until_zxid = self._until_zxid if self._until_zxid is not None else 1 << 64
+        until_time = self._until_time if self._until_time is not None else 1 << 64
         end = self._end_zxid
         opened = False
         last = self._state_zxid
+        fast, states = self.fast, self.states
+        routes: dict[bytes, tuple[str, int]] = {}  # a setData head's path → (path, what is done with it)
+        tuple_new = tuple.__new__
+        run: list[Rewrite] = []  # rewrites not handed over yet, all before the window or all in it
+        unknown = 0  # of them, those whose state before was not known
+        most = 1  # the first txn alone: the caller sets up what it tracks from the states after it
+        done = False
         for path in self._logs_from(self._state_zxid + 1):
             reader = LogFile(path, best_effort=True)  # pass 1 read these: what it accepted is read again
-            for txn in reader.txns(after=last):
-                zxid = txn.zxid
+            records: Iterator[Any] = reader.heads(after=last, verify=False) if fast else reader.txns(after=last)
+            for record in records:
+                zxid, time_ms = record[0], record[3]
                 if zxid > end:
-                    return
-                if zxid >> 32 == last >> 32 and zxid != last + 1:
+                    done = True
+                    break
+                if zxid != last + 1 and zxid >> 32 == last >> 32:
                     # pass 1 saw none: the files changed in between
+                    if run:
+                        yield self._counted(run, unknown, opened), None, opened
                     raise FilesError(f"{path}: txns {last + 1:#x}..{zxid - 1:#x} are missing from the logs")
                 last = zxid
-                if not opened and zxid >= start and (start_time is None or txn.time_ms >= start_time):
+                if not opened and zxid >= start and (start_time is None or time_ms >= start_time):
+                    if run:  # what was rewritten before the window: timed, not counted
+                        yield run, None, False
+                        run, unknown = [], 0
                     opened = True
-                    stats.first_zxid, stats.first_time_ms = zxid, txn.time_ms
-                if opened and (
-                    (until_zxid is not None and zxid > until_zxid)
-                    or (until_time is not None and txn.time_ms > until_time)
-                ):
-                    return
+                    stats.first_zxid, stats.first_time_ms = zxid, time_ms
+                if opened and (zxid > until_zxid or time_ms > until_time):
+                    done = True
+                    break
+                txn: Txn
+                if not fast:
+                    txn = record
+                else:
+                    _, session, cxid, _, kind, body, raw, version, buf, data_at, data_size = record
+                    if body is None:  # a setData head
+                        route = routes.get(raw)
+                        if route is None:
+                            route = routes[raw] = self._route(raw, rewrite)
+                        name, how = route
+                        if how >= _REWRITE_KEEP and (state := states.get(name)) is not None:
+                            unknown += state.mzxid >= zxid  # as _set has it, and its state after
+                            state.mzxid, state.mtime, state.version, state.decoded = zxid, time_ms, version, None
+                            if how == _REWRITE_KEEP:
+                                state.data = buf[data_at : data_at + data_size]
+                            run.append(tuple_new(Rewrite, (zxid, session, cxid, time_ms, name)))
+                            if len(run) >= most:
+                                yield self._counted(run, unknown, opened), None, opened
+                                run, unknown, most = [], 0, _RUN
+                            continue
+                        data = buf[data_at : data_at + data_size] if how != _SKIP else None
+                        body = SetData(name, data, version)
+                    txn = tuple_new(Txn, (zxid, session, cxid, time_ms, kind, body, None))
+                if run:
+                    yield self._counted(run, unknown, opened), None, opened
+                    run, unknown = [], 0
+                most = _RUN
                 steps = self._apply(txn)
                 if opened:
                     stats.txns += 1
                     stats.ops += len(steps)
                     stats.unknown_before += sum(not step.known for step in steps)
-                    stats.last_zxid, stats.last_time_ms = zxid, txn.time_ms
+                    stats.last_zxid, stats.last_time_ms = zxid, time_ms
                     self._count(txn)
                 yield txn, steps, opened
+            if done:
+                break
+        if run:
+            yield self._counted(run, unknown, opened), None, opened
+
+    def _counted(self, run: list[Rewrite], unknown: int, in_window: bool) -> list[Rewrite]:
+        """A run of rewrites counted into ``stats`` (as ``txns`` counts a txn of one step) if in the window."""
+        if in_window:
+            stats = self.stats
+            stats.txns += len(run)
+            stats.ops += len(run)
+            stats.unknown_before += unknown
+            stats.last_zxid, stats.last_time_ms = run[-1].zxid, run[-1].time_ms
+        return run
+
+    def _route(self, raw: bytes, rewrite: Callable[[str], bool] | None) -> tuple[str, int]:
+        """What pass 3 does with a setData head of ``raw`` (the path as the log holds it), decided once: a
+        rewrite of a kept znode that ``rewrite`` names; nothing for a znode neither kept nor touched nor
+        read besides (``_op``'s test: one that is not kept the first time it is written never will be,
+        since only ops on kept, touched or context znodes create states); else the whole op."""
+        path = decode_text(raw)
+        kept = path in self._touched or path in self.states or self._context(path)
+        if not kept:
+            return path, _SKIP
+        if rewrite is not None and rewrite(path):
+            return path, _REWRITE_LIGHT if self.light(path) else _REWRITE_KEEP
+        return path, _WHOLE
 
     def _logs_from(self, zxid: int) -> list[str]:
         """The logs holding ``zxid`` and after: from the last that starts at or before it."""

@@ -2,7 +2,9 @@
 its znodes (``ClusterUtils`` and ``StormClusterStateImpl`` in apache/storm). Worker heartbeats are
 rewritten every few seconds per worker and are most of a busy log: they are never decoded, only timed
 (``kinds.Heartbeats``): a worker's first heartbeat, its last, and a silence longer than the threshold
-are changes; a rewrite is not. A supervisor's own heartbeat (its registration rewritten) is counted."""
+are changes; a rewrite is not. A supervisor's own heartbeat (its registration rewritten) is counted.
+Both rewrites have a rewriter (``heartbeat_written``, ``supervisor_written``; ``handlers.REWRITES``), which
+the reader's fast path calls without a step and the handler's set calls with one."""
 
 from __future__ import annotations
 
@@ -30,8 +32,9 @@ from .kinds import latch_participant, worker_of
 from .reader import NodeState, time_of
 
 if TYPE_CHECKING:
+    from ..sources.files.txnlog import Txn
     from .kinds import Engine, Place
-    from .reader import Step
+    from .reader import Rewrite, Step
 
 
 def is_heartbeat(path: str) -> bool:
@@ -139,8 +142,7 @@ def supervisor(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     supervisor_id = step.path.rsplit("/", 1)[1]
     root = where.root or "/storm"
     if step.op == "set":
-        engine.counters.supervisor_beats += engine.counting
-        return []
+        return supervisor_written(engine, step.txn, step.path, where)
     if step.op == "create":
         record = _supervisor(engine, step, step.after)
         return [
@@ -164,6 +166,12 @@ def supervisor(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     ]
 
 
+def supervisor_written(engine: Engine, txn: Txn | Rewrite, path: str, where: Place) -> list[Any]:
+    """A supervisor's registration rewritten (``StormClusterStateImpl.supervisorHeartbeat``): counted."""
+    engine.counters.supervisor_beats += engine.counting
+    return []
+
+
 def _supervisor(engine: Engine, step: Step, state: NodeState | None) -> StormSupervisor | None:
     found = engine.records_of(step.path, state, StormSupervisor)
     return found[0] if found else None
@@ -175,8 +183,7 @@ def heartbeat(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     beats = engine.heartbeats
     time_ms = step.txn.time_ms
     if step.op == "set":  # most of a busy log: nothing but the time is read
-        silent_since = beats.beat(step.path, time_ms)
-        return [] if silent_since is None else [engine.resumed(step, silent_since, where)]
+        return heartbeat_written(engine, step.txn, step.path, where)
     topology_id, node, port = worker_of(step.path)
     root = where.root or "/storm"
     if step.op == "create":
@@ -197,6 +204,12 @@ def heartbeat(engine: Engine, step: Step, where: Place) -> list[Any] | None:
             root=root,
         )
     ]
+
+
+def heartbeat_written(engine: Engine, txn: Txn | Rewrite, path: str, where: Place) -> list[Any]:
+    """A heartbeat rewritten: its time, and the worker's return if it had gone stale."""
+    silent_since = engine.heartbeats.beat(path, txn.time_ms)
+    return [] if silent_since is None else [engine.resumed(txn, path, silent_since, where)]
 
 
 def error(engine: Engine, step: Step, where: Place) -> list[Any] | None:

@@ -39,6 +39,8 @@ _SKIP_READ = 1 << 12  # after seeking over a record: enough for the next header 
 # snapshot's zxid can be large multis, which are seeked over, not read)
 _FRAME = struct.Struct(">qi")  # checksum, length
 _FRAMED_HEADER = 12 + TXN_HEADER.size  # a record's frame and txn header: what says whether one starts here
+_FRAMED = struct.Struct(_FRAME.format + TXN_HEADER.format.lstrip(">"))  # both, in one unpack
+_FRAMED_SET = struct.Struct(_FRAMED.format + "i")  # and the int after them: a setData's path length
 _TYPE_AT = _FRAMED_HEADER - INT.size  # the txn type, the header's last field
 _ZERO_BLOCK = bytes(1 << 12)
 _DIGEST = struct.Struct(">iq")  # TxnDigest: version, tree digest
@@ -128,6 +130,30 @@ class Txn(NamedTuple):
     @property
     def op(self) -> str:
         return OP_NAMES.get(self.type, str(self.type))
+
+
+class Head(NamedTuple):
+    """A record as ``LogFile.heads`` reads it: the txn header, and either its parsed ``body`` (every txn
+    but a plain setData, whose ``body`` is None) or a setData's ``path`` as its raw bytes, its ``version``
+    and where its data is in ``buf``, the chunk the reader read it in (``data`` slices it out), none of
+    them decoded. No digest is read. A head keeps its chunk alive: for reading, not for keeping."""
+
+    zxid: int
+    session: int
+    cxid: int
+    time_ms: int
+    type: int
+    body: Any
+    path: bytes | None = None
+    version: int = 0
+    buf: bytes = b""
+    data_at: int = 0
+    data_size: int = 0
+
+    @property
+    def data(self) -> bytes:
+        """A setData head's data (a non-null buffer: a null one is read whole, as a ``SetData`` body)."""
+        return self.buf[self.data_at : self.data_at + self.data_size]
 
 
 def _set_data(buf: bytes, pos: int, end: int) -> tuple[SetData, int] | None:
@@ -348,6 +374,18 @@ class LogFile:
         except OSError as exc:
             raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
 
+    def heads(self, after: int = -1, *, verify: bool = True) -> Iterator[Head]:
+        """The records ``txns`` yields, read by the same loop (the same checks, the same damage and end),
+        as ``Head`` values: a plain setData, most of a busy log (heartbeats, partition states), has its
+        layout checked but its path, data and digest left as bytes, for a reader that needs only some
+        of them (``zkstorm changes``: where each is, which ones it reads whole). ``verify=False`` leaves
+        the checksums to a pass that has checked them already."""
+        try:
+            with open_file(self.path) as f:
+                yield from self._read(f, after, heads=True, verify=verify)
+        except OSError as exc:
+            raise FilesError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
+
     def _end(self, f: Any, size: int, length: int) -> None:
         """The data seems to end at the record at ``end_offset``, whose frame says ``length``: a zero length
         (the preallocated zeros) or a record without its ``B`` (the last one, cut short). ZooKeeper's own
@@ -365,9 +403,15 @@ class LogFile:
                 f"{self.path}: {what} at byte {offset}, but whole records follow from byte {found}: the log is damaged"
             )
 
-    def _read(self, f: Any, after: int) -> Iterator[Txn]:
+    def _bad_checksum(self, offset: int) -> None:
+        self._damaged(f"{self.path}: checksum mismatch in the record at byte {offset}: the log is damaged")
+
+    def _read(self, f: Any, after: int, *, heads: bool = False, verify: bool = True) -> Iterator[Any]:
         """Records are read from a buffer refilled a chunk at a time (three small reads per record cost
-        more than parsing it); records at or below ``after`` are seeked over, not read."""
+        more than parsing it); records at or below ``after`` are seeked over, not read. ``heads``: a
+        plain setData whose layout checks out (a path and a data buffer that are not null, a version,
+        perhaps a digest, and nothing else) is yielded as a ``Head`` without being parsed, everything
+        else parsed and wrapped in one (``LogFile.heads``)."""
         head = f.read(FILE_HEADER.size)
         if len(head) < FILE_HEADER.size:
             self._damaged(f"{self.path}: shorter than a log header")
@@ -376,26 +420,38 @@ class LogFile:
         if magic != LOG_MAGIC or version != 2:
             self._damaged(f"{self.path}: not a ZooKeeper transaction log (magic {magic:#x}, version {version})")
             return
-        header_size = TXN_HEADER.size
+        header_size, max_field = TXN_HEADER.size, MAX_FIELD
+        framed = 12 + header_size  # a record's frame and txn header, read before the rest of it
         size = os.fstat(f.fileno()).st_size  # a record's length is checked against it before it is read
-        unpack_frame, unpack_header = _FRAME.unpack_from, TXN_HEADER.unpack_from
+        unpack_frame, unpack_framed, unpack_int = _FRAME.unpack_from, _FRAMED.unpack_from, INT.unpack_from
+        unpack_set = _FRAMED_SET.unpack_from
         tuple_new, adler32 = tuple.__new__, zlib_ng.adler32  # zlib-ng's: 3.6x zlib's on a 1.3 KiB record
+        set_path = header_size + 4  # a setData's path, after the header and its length
+        head_kind = SET_DATA if heads else None  # the txn type read as a head
         buf, pos, base = b"", 0, FILE_HEADER.size  # base: the file offset of buf[0]
+        end = 0  # len(buf)
         while True:
             self.end_offset = base + pos
-            if len(buf) - pos < 12 + header_size:
-                buf, pos, base = buf[pos:] + f.read(max(_CHUNK, 12 + header_size)), 0, base + pos
-                if len(buf) < 12:
+            if end - pos < _FRAMED_SET.size:
+                buf, pos, base = buf[pos:] + f.read(max(_CHUNK, _FRAMED_SET.size)), 0, base + pos
+                end = len(buf)
+                if end < 12:
                     self.partial_tail = bool(buf.strip(b"\0"))
                     return
-            checksum, length = unpack_frame(buf, pos)
-            if length == 0:  # the preallocated zeros, unless whole records follow
-                self._end(f, size, 0)
-                return
-            if length < header_size or length > MAX_FIELD:
+            if end - pos >= _FRAMED_SET.size:  # and a setData's path length: read, whatever the type
+                checksum, length, session, cxid, zxid, time_ms, kind, path_size = unpack_set(buf, pos)
+            elif end - pos >= framed:
+                (checksum, length, session, cxid, zxid, time_ms, kind), path_size = unpack_framed(buf, pos), -1
+            else:  # the file ends inside this record's frame and header: cut short (below), unless zeros
+                (checksum, length), session, cxid, zxid, time_ms, kind = unpack_frame(buf, pos), 0, 0, 0, 0, 0
+                path_size = -1
+            if not header_size <= length <= max_field:
+                if length == 0:  # the preallocated zeros, unless whole records follow
+                    self._end(f, size, 0)
+                    return
                 self._damaged(f"{self.path}: bad record length {length} at byte {base + pos}")
                 return
-            if len(buf) - pos < 12 + header_size:
+            if end - pos < framed:
                 self.partial_tail = True
                 return
             record, marker = pos + 12, pos + 12 + length  # the record's own end: its "B"
@@ -405,11 +461,11 @@ class LogFile:
                 self.partial_tail = True
                 self._end(f, size, length)
                 return
-            session, cxid, zxid, time_ms, kind = unpack_header(buf, record)
-            if marker >= len(buf):
+            if marker >= end:
                 if zxid <= after:  # already in the snapshot: skip it unread (no checksum needed for that)
                     f.seek(base + marker)
                     buf, pos, base = f.read(_SKIP_READ), 0, base + marker
+                    end = len(buf)
                     if buf[:1] != b"B":
                         self.partial_tail = True
                         self._end(f, size, length)
@@ -417,7 +473,8 @@ class LogFile:
                     pos = 1
                     continue
                 buf, record, marker, base = buf[pos:] + f.read(length + 1 + _CHUNK), 12, 12 + length, base + pos
-                if marker >= len(buf):
+                end = len(buf)
+                if marker >= end:
                     self.partial_tail = True
                     self._end(f, size, length)
                     return
@@ -425,12 +482,30 @@ class LogFile:
                 self.partial_tail = True  # ZooKeeper: "Last transaction was partial"
                 self._end(f, size, length)
                 return
-            offset, pos = base + record - 12, marker + 1
+            pos = marker + 1
             if zxid <= after:
                 continue
+            if kind == head_kind and 0 <= path_size <= length - set_path - 4:
+                # the layout _set_data reads and _read checks after it (a version, then nothing or a digest),
+                # read in place: nothing is sliced but the path
+                if verify and adler32(buf[record:marker]) != checksum:
+                    self._bad_checksum(base + record - 12)
+                    return
+                at = record + set_path + path_size  # the data's length
+                (data_size,) = unpack_int(buf, at)
+                if 0 <= data_size <= marker - at - 8:
+                    (version,) = unpack_int(buf, at + 4 + data_size)
+                    done = at + 8 + data_size
+                    if done == marker or done + 12 == marker:
+                        path = buf[at - path_size : at]
+                        yield tuple_new(
+                            Head, (zxid, session, cxid, time_ms, kind, None, path, version, buf, at + 4, data_size)
+                        )
+                        continue
+            offset = base + record - 12
             payload = buf[record:marker]
-            if adler32(payload) != checksum:
-                self._damaged(f"{self.path}: checksum mismatch in the record at byte {offset}: the log is damaged")
+            if verify and adler32(payload) != checksum:
+                self._bad_checksum(offset)
                 return
             try:
                 body, at = _body(kind, payload, header_size, length)
@@ -442,4 +517,7 @@ class LogFile:
             except JuteError as exc:
                 self._damaged(f"{self.path}: txn {zxid:#x} at byte {offset} cannot be read ({exc})")
                 return
-            yield tuple_new(Txn, (zxid, session, cxid, time_ms, kind, body, digest))
+            if heads:
+                yield tuple_new(Head, (zxid, session, cxid, time_ms, kind, body, None, 0, b"", 0, 0))
+            else:
+                yield tuple_new(Txn, (zxid, session, cxid, time_ms, kind, body, digest))
