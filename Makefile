@@ -4,9 +4,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SANDBOX := $(CURDIR)/.demo-sandbox
+# the real clusters' pinned jars (tests/real/pom.xml, a profile each), fetched once by make jars
+JARS_DIR ?= $(CURDIR)/.cache/jars
+JAR_PROFILES := kafka-3.9.2 kafka-2.8.2
+# what make check leaves out (pyproject.toml names the markers; tests/conftest.py applies them)
+CHECK_MARKERS := not spark and not browser and not real_cluster and not slow
 
 .DEFAULT_GOAL := help
-.PHONY: help dev demo test bench lint clean
+.PHONY: help dev demo check test jars bench lint clean
 
 help: ## Show the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -23,9 +28,22 @@ dev: $(STAMP) ## Create .venv with zkstorm and its dev tools (pyspark, pytest, r
 demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters and inspect it (KEEP=1 keeps it running)
 	@bash scripts/demo.sh "$(DEMO_SANDBOX)" "$(KEEP)"
 
-test: $(STAMP) ## Run the test suite against a real ZooKeeper (needs Java 17+; installs Chromium for the report test)
+check: $(STAMP) ## The suite to run often (about 3 min): unit and ZooKeeper tests; no Spark, browser, real cluster or slow large-tree test
+	@bash scripts/test-deps.sh --check
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS)" $(PYTEST_ARGS)
+
+test: $(STAMP) ## Run every test against a real ZooKeeper, then the ten slowest (needs Java 17+; installs Chromium for the report test)
 	@bash scripts/test-deps.sh
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+	@$(MAKE) --no-print-directory jars
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
+
+jars: $(JAR_PROFILES:%=$(JARS_DIR)/%/.complete) ## Fetch the real clusters' pinned jars (tests/real/pom.xml) into .cache/jars once with Maven; offline after
+
+$(JARS_DIR)/%/.complete: tests/real/pom.xml
+	@command -v mvn >/dev/null 2>&1 || { echo "FATAL: Maven is needed once to fetch the $* jars (apt-get install maven)" >&2; exit 1; }
+	@rm -rf $(JARS_DIR)/$*
+	mvn -q -B -f tests/real/pom.xml -P $* dependency:copy-dependencies -DoutputDirectory=$(JARS_DIR)/$*
+	@touch $@
 
 bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs the sequential walk (35k real-format znodes), history (2 small snapshots; a year of 100k partitions, full and nightly), a million partitions (as a snapshot file), S3 round trip; then kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns); last, every figure against its target with the machine (bench/summary.py)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json

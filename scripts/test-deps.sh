@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# What `make test` needs besides the virtualenv: Java 17+ (the test ZooKeeper and Spark), Debian's Jetty 9.4
+# What `make test` needs besides the virtualenv: Java 17+ (the test ZooKeeper and Spark; a JDK and Maven for
+# the real Kafka clusters of tests/real, whose jars `make jars` fetches once), Debian's Jetty 9.4
 # for the AdminServer of one member of the test ensemble (pyspark ships only a shaded Jetty), and, for the
 # history report's browser test, Debian's Chromium and its driver. Java missing fails loudly; the packages
 # are installed with apt when they are missing and this user can install packages, and otherwise the tests
-# that need them say in one line what is missing.
+# that need them say in one line what is missing. --check: only what make check needs (it runs no browser
+# and no real-cluster test), so no Chromium, JDK or Maven.
 set -euo pipefail
+everything=1
+if [ "${1:-}" = "--check" ]; then
+  everything=0
+fi
 
 if ! command -v java >/dev/null 2>&1; then
   echo "FATAL: Java 17+ is required to run the test ZooKeeper and Spark (apt-get install openjdk-17-jre-headless)" >&2
@@ -17,7 +23,15 @@ if [ -z "$major" ] || [ "$major" -lt 17 ]; then
 fi
 
 missing=()
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+# the real-cluster tests (tests/real) compile their AdminClient helper (a JDK's javac) and fetch their
+# pinned Kafka jars once (make jars: Maven)
+if [ "$everything" -eq 1 ] && ! command -v javac >/dev/null 2>&1; then
+  missing+=(openjdk-17-jdk-headless)
+fi
+if [ "$everything" -eq 1 ] && ! command -v mvn >/dev/null 2>&1; then
+  missing+=(maven)
+fi
+if [ "$everything" -eq 1 ] && { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; }; then
   missing+=(chromium chromium-driver)
 fi
 if [ ! -f /usr/share/java/jetty9-server.jar ] || [ ! -f /usr/share/java/servlet-api.jar ]; then

@@ -2,6 +2,12 @@
 
 Missing Java or ZooKeeper jars fail the run loudly: a skipped ZooKeeper test would hide a missing part.
 The server log is attached to the report of every failing test.
+
+Markers say what a test needs beyond Python and the test ZooKeeper: ``spark``, ``browser`` (headless
+Chromium) and ``real_cluster``. They follow from the fixtures a test uses, directly or through other
+fixtures (``pytest_collection_modifyitems``), so a new test cannot forget them; a test that starts Spark
+in a child process says ``@pytest.mark.spark`` itself, and one that starts Spark unmarked fails
+(``_spark_only_where_marked``). ``make check`` runs the tests that need none of them.
 """
 
 from __future__ import annotations
@@ -10,11 +16,14 @@ import contextlib
 import itertools
 import random
 import re
+import shutil
 import socket
+import stat
 import struct
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import kazoo.protocol.connection as kazoo_connection
@@ -118,6 +127,59 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 ENSEMBLES: list[Any] = []  # the running test ensembles (tests/test_ensemble.py), whose logs a failure shows
 
 
+# --- markers ------------------------------------------------------------------------------------------
+
+# fixture → the marker of every test that uses it, directly or through another fixture
+FIXTURE_MARKERS = {"spark": "spark", "browser": "browser", "real_cluster": "real_cluster"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))  # the closure: fixtures of fixtures too
+        for fixture, marker in FIXTURE_MARKERS.items():
+            if fixture in used:
+                item.add_marker(marker)
+
+
+_FAKE_SPARK_SUBMIT = """#!/bin/sh
+echo "$0 $*" >> "$(dirname "$0")/../started"
+echo "zkstorm tests: this test starts Spark but is not marked spark" >&2
+exit 1
+"""
+
+
+@pytest.fixture(scope="session")
+def _no_spark_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SPARK_HOME whose spark-submit only notes that it was called and fails."""
+    home = tmp_path_factory.mktemp("no-spark")
+    (home / "bin").mkdir()
+    submit = home / "bin" / "spark-submit"
+    submit.write_text(_FAKE_SPARK_SUBMIT)
+    submit.chmod(submit.stat().st_mode | stat.S_IXUSR)
+    return home
+
+
+@pytest.fixture(autouse=True)
+def _spark_only_where_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A test not marked ``spark`` that starts Spark, in this process or a child (pyspark launches the JVM
+    through ``$SPARK_HOME/bin/spark-submit``), fails saying so: under ``make check`` it would start a JVM
+    there is no time for, and ``-m "not spark"`` would not leave it out."""
+    if request.node.get_closest_marker("spark") is not None:
+        yield
+        return
+    home = request.getfixturevalue("_no_spark_home")
+    started = home / "started"
+    started.unlink(missing_ok=True)
+    monkeypatch.setenv("SPARK_HOME", str(home))
+    yield
+    if started.exists():
+        pytest.fail(
+            f"{request.node.nodeid} starts Spark but is not marked spark: use the spark fixture, or "
+            "@pytest.mark.spark when Spark runs in a child process (tests/conftest.py)",
+            pytrace=False,
+        )
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """One local[2] SparkSession for the whole run, UTC, quiet."""
@@ -135,6 +197,20 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> tuple[str, str]:
+    """Debian's headless Chromium and its driver (``scripts/test-deps.sh`` installs them): their paths.
+    Missing, the test fails in one line, not skipped."""
+    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.fail(
+            "Chromium or ChromeDriver is missing: apt-get install chromium chromium-driver "
+            "(make test installs them when run as root)",
+            pytrace=False,
+        )
+    return chromium, driver
 
 
 class HugeReplyServer:

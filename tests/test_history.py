@@ -524,17 +524,25 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
         assertDataFrameEqual(kept[name], table)
 
 
-def test_an_older_snapshot_or_full_makes_a_full_rebuild(spark: Any, week: Path, tmp_path: Path) -> None:
-    snapshots, out = tmp_path / "snapshots", tmp_path / "history"
+def _weeks_history(result: Any, tmp_path: Path) -> Path:
+    """A copy of the history the ``result`` fixture built over the whole week, for a test to run on."""
+    _, full_out, _ = result
+    return Path(shutil.copytree(full_out / "tables", tmp_path / "history"))
+
+
+def test_an_older_snapshot_or_full_makes_a_full_rebuild(spark: Any, week: Path, result: Any, tmp_path: Path) -> None:
+    """On the week's history: a snapshot committed after it, but taken before the newest one it keeps (a
+    run that finished late), makes the next run a full rebuild; so does ``full`` whatever is kept."""
+    snapshots, out = tmp_path / "snapshots", _weeks_history(result, tmp_path)
     shutil.copytree(week, snapshots)
-    early = (snapshots / "_manifests" / "c1@0.json").read_bytes()
-    (snapshots / "_manifests" / "c1@0.json").unlink()
-    assert run_history(spark, str(snapshots), out=str(out)).read == DAYS - 1
-    (snapshots / "_manifests" / "c1@0.json").write_bytes(early)  # committed late, older than the history
+    late_at = _day(2) + timedelta(hours=12)
+    with Snapshot(str(snapshots), snapshot_id="c1@late", cluster="c1", snapshot_time=late_at) as snap:
+        snap.add_all(_records(2))
+        snap.commit({})
     late = run_history(spark, str(snapshots), out=str(out))
-    assert late.mode == "full (snapshot c1@0 is older than the newest one kept)" and late.read == DAYS
+    assert late.mode == "full (snapshot c1@late is older than the newest one kept)" and late.read == DAYS + 1
     forced = run_history(spark, str(snapshots), out=str(out), full=True)
-    assert (forced.mode, forced.read) == ("full", DAYS)
+    assert (forced.mode, forced.read) == ("full", DAYS + 1)
 
 
 # --- the report in a real browser -----------------------------------------------------------------------
@@ -561,19 +569,13 @@ return {charts, tables, links, targets, hovered, zoomed,
 """
 
 
-def browse(html: Path, tmp_path: Path, *, screenshot: Path | None = None) -> dict[str, Any]:
-    """Open the report in headless Chromium, run ``REPORT_PROBE`` in it, and return what it saw and the
-    console errors (``errors``)."""
+def browse(browser: tuple[str, str], html: Path, tmp_path: Path, *, screenshot: Path | None = None) -> dict[str, Any]:
+    """Open the report in headless Chromium (the ``browser`` fixture's), run ``REPORT_PROBE`` in it, and
+    return what it saw and the console errors (``errors``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
-    chromium, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        pytest.fail(
-            "Chromium or ChromeDriver is missing: apt-get install chromium chromium-driver "
-            "(make test installs them when run as root)",
-            pytrace=False,
-        )
+    chromium, driver_path = browser
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for flag in (
@@ -617,10 +619,10 @@ def check_page(seen: dict[str, Any]) -> None:
     assert seen["targets"] == len(seen["links"])
 
 
-def test_the_html_report_in_headless_chromium(result: Any, tmp_path: Path) -> None:
+def test_the_html_report_in_headless_chromium(result: Any, browser: tuple[str, str], tmp_path: Path) -> None:
     """The week's report: the timeline names each staged incident's subjects, charts are interactive."""
     outcome, _, html = result
-    seen = browse(html, tmp_path)
+    seen = browse(browser, html, tmp_path)
     check_page(seen)
     drawn = {name: traces for name, _, _, traces, _ in seen["charts"]}
     assert drawn["kafka_partition_health"] == 4 and drawn["kafka_isr_shrinks"] >= 1
@@ -631,24 +633,26 @@ def test_the_html_report_in_headless_chromium(result: Any, tmp_path: Path) -> No
     assert "Topics by replicas that left an ISR" in page and "A/parse (4)" in page
 
 
-def test_history_command(week: Path, tmp_path: Path) -> None:
+def test_history_command(spark: Any, week: Path, result: Any, tmp_path: Path) -> None:
+    """The command in this process (on the suite's Spark session), on a copy of the week's history: the
+    summary and the report of an incremental run that reads nothing new, then ``--full``. (A first run
+    with ``--out``, and its mode, are ``test_incremental_runs_read_only_new_snapshots...``'s.)"""
     html = tmp_path / "r.html"
-    out = tmp_path / "out"
-    result = run("history", str(week), "--html", str(html), "--out", str(out), "--master", "local[1]")
-    assert result.exit_code == 0, result.stderr
-    assert "5 snapshots" in result.stdout and "Partition health" in result.stdout
-    assert "full (no earlier history under --out) run, read 5" in result.stdout
+    out = _weeks_history(result, tmp_path)
+    again = run("history", str(week), "--html", str(html), "--out", str(out), "--master", "local[1]")
+    assert again.exit_code == 0, again.stderr
+    assert "5 snapshots" in again.stdout and "Partition health" in again.stdout
+    assert "incremental run, read 0" in again.stdout
     lines = sum(1 for m in METRICS if CHARTS[m.name][0] == "lines")
     assert html.read_text().count('<figure class="chart"') == lines
-    assert "incidents" in result.stdout and "broker 3" in result.stdout
-    again = run("history", str(week), "--out", str(out), "--master", "local[1]")
-    assert "5 snapshots" in again.stdout and "incremental run, read 0" in again.stdout
+    assert "incidents" in again.stdout and "broker 3" in again.stdout
     forced = run("history", str(week), "--out", str(out), "--full", "--master", "local[1]")
-    assert "full run, read 5" in forced.stdout
+    assert forced.exit_code == 0, forced.stderr
+    assert "5 snapshots" in forced.stdout and "full run, read 5" in forced.stdout
 
 
 def test_a_damaged_manifest_is_skipped_with_one_warning(
-    week: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    spark: Any, week: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """One damaged manifest does not stop the history of every other night; the warning names it. (Read
     from the log records: a CliRunner run in this process logs to the stderr of the first one.)"""
@@ -666,7 +670,7 @@ def test_a_damaged_manifest_is_skipped_with_one_warning(
     )
 
 
-def test_history_errors_are_one_line(week: Path, tmp_path: Path) -> None:
+def test_history_errors_are_one_line(spark: Any, week: Path, tmp_path: Path) -> None:
     damaged = tmp_path / "damaged"
     shutil.copytree(week, damaged)
     for part in (damaged / "kafka_partitions").rglob("*.parquet"):
@@ -750,7 +754,9 @@ def demo_week(zk_server: Any, writer: KazooClient, tmp_path_factory: pytest.Temp
     return out, staged
 
 
-def test_the_demo_weeks_report_names_its_staged_incidents(spark: Any, demo_week: Any, tmp_path: Path) -> None:
+def test_the_demo_weeks_report_names_its_staged_incidents(
+    spark: Any, browser: tuple[str, str], demo_week: Any, tmp_path: Path
+) -> None:
     """The report of the demo's week, in Chromium: each incident the demo staged is on the timeline
     with its subject. Its screenshot is the README's (rewritten with ZKSTORM_UPDATE_GOLDEN=1)."""
     import os
@@ -765,7 +771,7 @@ def test_the_demo_weeks_report_names_its_staged_incidents(spark: Any, demo_week:
     assert any(k == "error_burst" and s[0] == staged["burst"] for k, s in kinds)
     assert any(k == "leader_moves" for k, _ in kinds)
     screenshot = SCREENSHOT if os.environ.get("ZKSTORM_UPDATE_GOLDEN") else tmp_path / "report.png"
-    seen = browse(html, tmp_path, screenshot=screenshot)
+    seen = browse(browser, html, tmp_path, screenshot=screenshot)
     check_page(seen)
     for subject in staged.values():
         assert subject in seen["timeline"]
@@ -1003,7 +1009,7 @@ def test_incidents_take_their_exact_start_and_end_from_a_changes_dataset(spark: 
     ]  # fmt: skip
     out = tmp_path / "changes"
     for run_id, held in (("c1@a", changes[:6]), ("c1@b", changes[3:])):  # two runs: their windows overlap
-        with Snapshot(str(out), snapshot_id=run_id, cluster="c1", snapshot_time=_day(2)) as snap:
+        with Snapshot(str(out), snapshot_id=run_id, cluster="c1", snapshot_time=_day(2), dataset="changes") as snap:
             snap.add_all(held)
             snap.commit({})
     outcome = run_history(spark, str(snapshots), changes=str(out), out=str(tmp_path / "history"))

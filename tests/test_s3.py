@@ -136,18 +136,38 @@ def test_credentials_come_from_the_environment_and_are_never_printed(
     writer: KazooClient, zk_root: Chroot, s3: tuple[S3Server, str], tmp_path: Path
 ) -> None:
     """Every command that reaches the bucket, at -vv and on an error, prints neither the secret key nor the
-    access key id; no object written holds them."""
+    access key id; no object written holds them. (``history``: the next test.)"""
     server, bucket = s3
     load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
     snaps = f"s3://{bucket}/zk"
     runs = [zkstorm("-vv", "--zk", zk_root.zk, "snapshot", snaps, "--snapshot-id", i) for i in ("a", "b")]
     runs.append(zkstorm("-vv", "diff", snaps, "a", "b", "-f", "json"))
-    runs.append(zkstorm("-vv", "history", snaps, "--out", f"s3://{bucket}/hist", "--master", "local[1]", timeout=600))
-    assert [r.returncode for r in runs] == [0, 0, 0, 0], [r.stderr[-2000:] for r in runs]
+    assert [r.returncode for r in runs] == [0, 0, 0], [r.stderr[-2000:] for r in runs]
     assert "zkstorm: debug" in runs[0].stderr
     missing = zkstorm("-vv", "--zk", zk_root.zk, "snapshot", "s3://no-such-bucket-zkstorm/zk")
     assert missing.returncode == 1 and "no-such-bucket-zkstorm" in missing.stderr, missing.stderr
     runs.append(missing)
+    _no_credentials_in(server, bucket, runs)
+
+
+@pytest.mark.spark  # Spark runs in the child process, out of the spark fixture's reach
+def test_the_history_job_never_prints_the_credentials(
+    writer: KazooClient, zk_root: Chroot, s3: tuple[S3Server, str]
+) -> None:
+    """``history`` at -vv, reading snapshots from the bucket and writing its history there: as the test
+    before."""
+    server, bucket = s3
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    snaps = f"s3://{bucket}/zk"
+    runs = [zkstorm("-vv", "--zk", zk_root.zk, "snapshot", snaps, "--snapshot-id", i) for i in ("a", "b")]
+    runs.append(zkstorm("-vv", "history", snaps, "--out", f"s3://{bucket}/hist", "--master", "local[1]", timeout=600))
+    assert [r.returncode for r in runs] == [0, 0, 0], [r.stderr[-2000:] for r in runs]
+    assert _objects(server, bucket, "hist/")  # what it wrote is checked too
+    _no_credentials_in(server, bucket, runs)
+
+
+def _no_credentials_in(server: S3Server, bucket: str, runs: list[Any]) -> None:
+    """Neither key in the runs' output nor in any object of the bucket."""
     for result in runs:
         for secret in (S3_SECRET_KEY, S3_ACCESS_KEY):
             assert secret not in result.stdout + result.stderr

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -174,13 +175,16 @@ EXEMPT = {
 }
 
 
-def test_vv_output_of_every_command_holds_no_secret(
+# The commands that start Spark (in the child process): a test of their own, marked spark, so that
+# make check runs every other command's.
+SPARK_COMMANDS = [("history",)]
+
+
+def _verbose(
     zk_server: ZkServer, writer: KazooClient, zk_root: Chroot, tmp_path: Path
-) -> None:
-    """Every command with ``-vv`` (kazoo's DEBUG log of every request and reply, zkstorm's own DEBUG lines,
-    tracebacks) through a digest-authenticated session, and ``changes`` over the server's own logs of the
-    seeding: no secret in stdout or stderr, as text, hex or hexdump."""
-    assert _commands(cli) == set(RUNS) | set(EXEMPT)  # a new command needs its run here
+) -> tuple[Callable[[tuple[str, ...], list[str]], None], dict[str, str]]:
+    """Seed the secrets; a runner of one command with ``-vv`` (a child process) that checks its output,
+    and the environment it runs in."""
     since = hex(zk_server.last_zxid() + 1)
     seed_secrets(writer, zk_root)
     env = {
@@ -208,10 +212,26 @@ def test_vv_output_of_every_command_holds_no_secret(
             assert "(path='/" in output and "<_Said>" not in output, argv  # told by type and path
         assert leaks(output) == [], (argv, [line for line in output.splitlines() if leaks(line)][:5])
 
+    return verbose, env
+
+
+def test_vv_output_of_every_command_holds_no_secret(
+    zk_server: ZkServer, writer: KazooClient, zk_root: Chroot, tmp_path: Path
+) -> None:
+    """Every command with ``-vv`` (kazoo's DEBUG log of every request and reply, zkstorm's own DEBUG lines,
+    tracebacks) through a digest-authenticated session, and ``changes`` over the server's own logs of the
+    seeding: no secret in stdout or stderr, as text, hex or hexdump. (``SPARK_COMMANDS``: the next test.)"""
+    assert _commands(cli) == set(RUNS) | set(EXEMPT)  # a new command needs its run here
+    verbose, env = _verbose(zk_server, writer, zk_root, tmp_path)
     # the reads side by side (they wait on ZooKeeper and on imports); then the snapshot and its readers
-    ordered = [("snapshot",), ("diff",), ("history",)]
+    ordered = [("snapshot",), ("diff",)]
     with ThreadPoolExecutor(max_workers=3) as pool:
-        runs = [pool.submit(verbose, c, args) for c, variants in RUNS.items() if c not in ordered for args in variants]
+        runs = [
+            pool.submit(verbose, c, args)
+            for c, variants in RUNS.items()
+            if c not in ordered and c not in SPARK_COMMANDS
+            for args in variants
+        ]
         for run_ in runs:
             run_.result()
     for command in ordered:
@@ -222,6 +242,17 @@ def test_vv_output_of_every_command_holds_no_secret(
         [sys.executable, "-m", "zkstorm.cli", "get", "/locked", "--json"], capture_output=True, text=True, env=env
     )
     assert json.loads(locked.stdout)["value"].startswith("digest-protected")
+
+
+@pytest.mark.spark  # Spark runs in the child process, out of the spark fixture's reach
+def test_vv_output_of_the_commands_that_start_spark_holds_no_secret(
+    zk_server: ZkServer, writer: KazooClient, zk_root: Chroot, tmp_path: Path
+) -> None:
+    """``SPARK_COMMANDS`` with ``-vv``, as in the test before, over a snapshot of the seeded secrets."""
+    verbose, _ = _verbose(zk_server, writer, zk_root, tmp_path)
+    for command in [("snapshot",), *SPARK_COMMANDS]:
+        for args in RUNS[command]:
+            verbose(command, args)
 
 
 # --- Kafka configs: redacted whatever the key is called ------------------------------------------------

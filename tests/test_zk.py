@@ -309,7 +309,7 @@ def test_a_server_that_stops_answering_ends_the_walk_with_a_clear_error(
     assert time.monotonic() - started < 30
 
 
-@pytest.mark.parametrize("quiet_secs", [0, 3, 7])
+@pytest.mark.parametrize("quiet_secs", [0, 3, pytest.param(7, marks=pytest.mark.slow)])  # 7: a long run
 def test_closing_a_session_whose_server_stopped_answering_is_bounded_by_the_timeout(
     zk_server, writer: KazooClient, zk_root: Chroot, quiet_secs: float
 ) -> None:  # type: ignore[no-untyped-def]

@@ -186,6 +186,7 @@ def deep(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     return Scenario(base / "data", live)
 
 
+@pytest.mark.slow
 def test_a_deep_path_reads_as_the_live_server_had_it(deep: Scenario, tmp_path: Path) -> None:
     """Read as the server left it (its newest snapshot holds the upper levels, the logs the rest), then
     with every snapshot but the empty first one cut short: the whole chain comes from the logs, through
@@ -295,6 +296,7 @@ def closing(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     return Scenario(base / "server" / "data", live)
 
 
+@pytest.mark.slow
 def test_replay_from_an_older_snapshot_takes_each_close_once(closing: Scenario, tmp_path: Path) -> None:
     """The newest snapshot cut short (as a crash leaves it): the reader falls back to the older one and
     replays every create and close after it; the tree is the live one, the work linear in the ops."""

@@ -734,8 +734,13 @@ class KafkaBroker:
     endpoints: tuple[str, ...]  # "LISTENER://host:port"
     listener_protocols: tuple[str, ...]  # "LISTENER=PROTOCOL"
     features: tuple[str, ...]  # "name=min..max"
-    broker_epoch: int | None  # the registration's czxid (KIP-380)
+    broker_epoch: int | None  # the registration's czxid (KIP-380); over KRaft the registration's own epoch
     session_id: int | None  # ephemeralOwner: changes on every restart
+    # KRaft only (None over ZooKeeper, where a registration exists only while its broker is alive): fenced
+    # (no heartbeat within the session timeout, or not caught up yet: not alive, leads nothing) and in
+    # controlled shutdown (moving its leaderships away before it stops)
+    fenced: bool | None = None
+    in_controlled_shutdown: bool | None = None
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not; or the failure type of a registration Kafka refuses
     # whose fields read (no jmx_port): the row as read
@@ -754,6 +759,7 @@ class KafkaTopic:
         "partition_count",
         "replication_factor",
         "reassigning_partitions",
+        "pending_deletion",
         "topic_id",
         "version",
     )
@@ -762,6 +768,7 @@ class KafkaTopic:
         "partition_count": (None, "partitions"),
         "replication_factor": (None, "rf"),
         "reassigning_partitions": (None, "moving"),
+        "pending_deletion": (None, "deleting"),
         "topic_id": (None, "id"),
     }
 
@@ -771,6 +778,10 @@ class KafkaTopic:
     partition_count: int | None  # None: the assignment could not be decoded
     replication_factor: int | None  # replicas minus those being added (KIP-455), of the first partition
     reassigning_partitions: int | None
+    # marked for deletion (admin/delete_topics/{topic}, a join of the model's): Kafka's metadata stops
+    # serving the topic as its deletion starts, and the znodes stay until every replica is deleted (a
+    # replica on a dead broker stalls it), as kafka-topics --zookeeper listed it, "marked for deletion"
+    pending_deletion: bool = False
     # "ok", or why the znode gave no record (a failure type, "unreadable"): a placeholder row, so every
     # entity that exists is listed, decoded or not; or the failure type of a topic Kafka refuses whose
     # fields read (a topic_id that is not a Kafka Uuid): the row as read, its partitions with it
@@ -803,6 +814,10 @@ class KafkaPartitionState:
     version: int | None  # None: not written (Kafka does not read it)
     leader_recovery_state: int  # 0 RECOVERED (absent), 1 RECOVERING
     zk_version: int | None  # the partition epoch: every leader/ISR write is conditional on it
+    # KRaft only (KIP-966; None over ZooKeeper and before the metadata version that has them): replicas
+    # that may still be elected cleanly though out of the ISR, and the last ones known to be
+    eligible_leader_replicas: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
     root: str  # the Kafka chroot it was read under
 
 
@@ -861,6 +876,8 @@ class KafkaPartition:
     # why the state is not known: missing_node (no state znode: no leader was ever elected, or it was
     # deleted), a failure type when it cannot be decoded, unreadable; None when the state was read
     state_problem: str | None = None
+    eligible_leader_replicas: tuple[int, ...] | None = None  # KRaft only (KIP-966): see KafkaPartitionState
+    last_known_elr: tuple[int, ...] | None = None
     root: str  # the Kafka chroot it was read under
 
 
@@ -1082,6 +1099,10 @@ class KafkaFeature:
     version: int
     status: str  # Enabled / Disabled
     finalized_features: tuple[str, ...]  # "name=min..max"
+    # KRaft only: the metadata version (its feature level and MetadataVersion's name, "4.4-IV2"); a
+    # ZooKeeper cluster has an inter.broker.protocol.version instead, in no znode
+    metadata_version_level: int | None = None
+    metadata_version: str | None = None
     root: str  # the Kafka chroot it was read under
 
 

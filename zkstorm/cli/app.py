@@ -240,12 +240,26 @@ def _setup_logging(verbose: int) -> None:
     type=UtcTime(),
     default=None,
     help="With --from-files: the state as of the last txn at or before this time (ISO, UTC unless it says "
-    "otherwise), the --at-zxid of that txn.",
+    "otherwise), the --at-zxid of that txn; with --from-kraft, of the last record appended by then.",
 )
 @click.option(
     "--best-effort",
     is_flag=True,
-    help="With --from-files: use everything readable up to a damaged file and report the rest.",
+    help="With --from-files or --from-kraft: use everything readable up to a damaged file and report the rest.",
+)
+@click.option(
+    "--from-kraft",
+    "from_kraft",
+    envvar="ZKSTORM_FROM_KRAFT",
+    type=click.Path(exists=True, file_okay=False),
+    help="Read a KRaft controller's or broker's metadata folder (__cluster_metadata-0: snapshots and log) "
+    "instead of ZooKeeper; its Kafka cluster is under the root kraft:. Env ZKSTORM_FROM_KRAFT.",
+)
+@click.option(
+    "--at-offset",
+    type=click.IntRange(0),
+    default=None,
+    help="With --from-kraft: the state as of the record at this offset of the metadata log.",
 )
 @click.option("--show-secrets", is_flag=True, help="Show credentials, keys and passwords instead of redacting them.")
 @click.option("--strict", is_flag=True, help="Exit 5 when any znode is unreadable or fails to decode.")

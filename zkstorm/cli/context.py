@@ -89,6 +89,8 @@ class Settings:
     at_zxid: int | None = None
     at: datetime | None = None  # --at: as of the last txn at or before it
     best_effort: bool = False
+    from_kraft: str | None = None  # a KRaft metadata folder instead of ZooKeeper (--from-kraft)
+    at_offset: int | None = None  # --at-offset: the KRaft log as of that record
     wide: bool = False  # tables show every column, folding long values, instead of fitting the terminal
     opened: Any = None  # the cluster of this command, for its as-of time and what it could not read
 
@@ -103,7 +105,11 @@ class Settings:
             "kafka_root": self.kafka_root,
             "show_secrets": self.show_secrets,
         }
-        if self.from_files:
+        if self.from_kraft:
+            cluster = self._kraft_cluster()
+        elif self.at_offset is not None:
+            raise UsageError("--at-offset applies only with --from-kraft")
+        elif self.from_files:
             cluster = from_files(
                 *self.from_files,
                 at_zxid=self.at_zxid,
@@ -114,7 +120,7 @@ class Settings:
                 **options,
             )
         elif self.at_zxid is not None or self.at is not None or self.best_effort:
-            raise UsageError("--at, --at-zxid and --best-effort apply only with --from-files")
+            raise UsageError("--at, --at-zxid and --best-effort apply only with --from-files (or --from-kraft)")
         else:
             cluster = connect(
                 self.zk,
@@ -128,11 +134,27 @@ class Settings:
                 **options,
             )
         self.opened = cluster
-        where = " ".join(self.from_files) if self.from_files else self.zk
+        where = self.from_kraft or (" ".join(self.from_files) if self.from_files else self.zk)
         # the files source counts a whole-tree read when it ends (a counter per node costs its speed)
-        count = None if self.from_files else (lambda: cluster.stats.znodes)
+        count = None if self.from_files or self.from_kraft else (lambda: cluster.stats.znodes)
         start_progress(f"reading {where}", count, "znodes")
         return cluster
+
+    def _kraft_cluster(self) -> Any:
+        """``--from-kraft``: the cluster a KRaft metadata folder holds, under the Kafka root ``kraft:``."""
+        from ..model import from_kraft
+
+        if self.from_files:
+            raise UsageError("--from-kraft and --from-files each name what is read: give one of them")
+        if self.at_zxid is not None:
+            raise UsageError("--at-zxid is a ZooKeeper position: with --from-kraft, give --at-offset")
+        return from_kraft(
+            self.from_kraft or "",
+            at_offset=self.at_offset,
+            at=self.at,
+            best_effort=self.best_effort,
+            show_secrets=self.show_secrets,
+        )
 
 
 # --- the one emit ---------------------------------------------------------------------------------------

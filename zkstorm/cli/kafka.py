@@ -10,7 +10,7 @@ import click
 from ..errors import ExitCode, RootNotFoundError, UnhealthyError
 from ..output import METRIC_FORMATS, VIEW_FORMATS, Format, Shown
 from .app import cli
-from .context import Settings, emit
+from .context import Settings, emit, say
 from .options import format_option, watch_option
 from .watching import watch_view
 
@@ -137,14 +137,18 @@ def kafka_reassignments(settings: Settings, fmt: Format) -> None:
 @format_option(*VIEW_FORMATS, default=Format.TABLE)
 @click.pass_obj
 def kafka_consumers(settings: Settings, fmt: Format) -> None:
-    """Old (ZooKeeper-based) consumer groups: committed offsets; members and owners too in JSON."""
+    """Old (ZooKeeper-based) consumer groups: committed offsets; members and owners too in JSON. The Java
+    consumer's groups are in __consumer_offsets, not ZooKeeper: a note on stderr says so."""
     from ..records import KafkaConsumerMember, KafkaConsumerOffset
 
     with settings.cluster() as cluster:
         rows = cluster.kafka.consumers()
+        elsewhere = cluster.kafka.consumer_groups_note()
+    groups = sorted({r.group for r in rows})
     live = sorted({r.group for r in rows if isinstance(r, KafkaConsumerMember)})
-    title = f"old consumer groups; live: {', '.join(live) or 'none'}"
+    title = f"old (ZooKeeper-based) consumer groups: {', '.join(groups) or 'none'}; live: {', '.join(live) or 'none'}"
     emit(settings, fmt, Shown(rows, KafkaConsumerOffset, title=title))
+    say(f"note: {elsewhere}")
 
 
 @kafka.command("health")

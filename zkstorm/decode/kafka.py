@@ -155,6 +155,10 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         protocol_map = f.obj_field("listener_security_protocol_map", required=False)
         protocols = {str(k): str(v) for k, v in protocol_map.items()}
     features = f.obj_field("features", required=False)
+    # KRaft's own, in the registrations zkstorm's KRaft reader renders (sources/kraft): no ZooKeeper-mode
+    # Kafka writes these keys
+    fenced = _optional_bool(f, "fenced")
+    in_controlled_shutdown = _optional_bool(f, "in_controlled_shutdown")
     f.check("broker registration")
     if version is not None and version < 1:
         raise DecodeError(
@@ -178,7 +182,7 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
     broker = KafkaBroker(
         root=context.root,
         broker_id=int(broker_id_text) if DIGITS.match(broker_id_text) else -1,
-        alive=True,
+        alive=not fenced,  # a KRaft registration outlives its broker: fenced is not alive
         version=version,
         host=host,
         port=port,
@@ -191,6 +195,8 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
         features=tuple(f"{name}={_range(spec)}" for name, spec in sorted(features.items())),
         broker_epoch=context.stat.czxid if context.stat is not None else None,
         session_id=context.stat.ephemeralOwner if context.stat is not None else None,
+        fenced=fenced,
+        in_controlled_shutdown=in_controlled_shutdown,
     )
     extra = _version_warning(f, version, 5, "broker registration")
     records = [broker, *_warnings(context, "kafka_broker", parsed, extra)]
@@ -201,6 +207,14 @@ def decode_broker(context: DecodeContext, parsed: Json) -> list[Any]:
             records=records,
         )
     return records
+
+
+def _optional_bool(f: Fields, key: str) -> bool | None:
+    value = f._get(key, False)
+    if value is None or isinstance(value, bool):
+        return value
+    f.errors.append(f"{key}: expected true or false, got {json_type(value)}")
+    return None
 
 
 def _address(endpoints: list[tuple[str, str, int]], protocols: dict[str, str]) -> tuple[str | None, int | None]:
@@ -345,6 +359,10 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
     return _partition_state_fields(context, parsed, topic, partition)
 
 
+def _optional_ids(f: Fields, key: str) -> tuple[int, ...] | None:
+    return shared_ids(f.int_list(key, required=False)) if key in f.obj else None
+
+
 def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, partition: str) -> list[Any]:
     f = Fields(json_object(parsed, "a partition state"))
     state = KafkaPartitionState(
@@ -358,6 +376,9 @@ def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, pa
         version=f.integer("version", required=False),  # TopicPartitionStateZNode.decode does not read it
         leader_recovery_state=f.integer("leader_recovery_state", required=False) or 0,
         zk_version=context.stat.version if context.stat is not None else None,
+        # KRaft's own (KIP-966), in the states zkstorm's KRaft reader renders: absent over ZooKeeper
+        eligible_leader_replicas=_optional_ids(f, "eligible_leader_replicas"),
+        last_known_elr=_optional_ids(f, "last_known_elr"),
     )
     f.check("partition state")
     records = [
@@ -877,8 +898,18 @@ def decode_cluster_id(context: DecodeContext, parsed: Json) -> list[Any]:
     return [record, *_warnings(context, "kafka_cluster_id", parsed)]
 
 
+def decode_producer_id_block(context: DecodeContext, data: bytes | None) -> list[Any]:
+    """``latest_producer_id_block``. Kafka creates it empty at startup (``KafkaZkClient.createTopLevelPaths``),
+    and it stays empty until a producer id is first needed: ``ZkProducerIdManager`` reads no data as "no
+    block allocated yet" and allocates the first from 0. Empty is a fresh cluster then, not a fault: no
+    record and no warning (a real 3.9 and 2.8 cluster leave it so; tests/data/real)."""
+    if not data:
+        return []
+    return _decode_producer_id_block(context, data)
+
+
 @_payload("kafka_producer_id_block")
-def decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
+def _decode_producer_id_block(context: DecodeContext, parsed: Json) -> list[Any]:
     f = Fields(json_object(parsed, "the producer id block"))
     version = f.integer("version")
     broker = f.integer("broker")
@@ -901,11 +932,18 @@ def decode_feature(context: DecodeContext, parsed: Json) -> list[Any]:
     status = f.integer("status")
     features = f.obj_field("features", required=False)
     f.check("feature znode")
+    # a KRaft cluster's metadata version is a feature (``metadata.version``, its level); ZooKeeper's /feature
+    # never holds it
+    spec = features.get("metadata.version")
+    level = spec.get("max_version_level") if isinstance(spec, dict) else None
+    level = level if isinstance(level, int) and not isinstance(level, bool) else None
     record = KafkaFeature(
         root=context.root,
         version=version or 0,
         status="Enabled" if status == 1 else "Disabled",
         finalized_features=tuple(f"{name}={_range(spec)}" for name, spec in sorted(features.items())),
+        metadata_version_level=level,
+        metadata_version=None if level is None else METADATA_VERSIONS.get(level, f"level {level}"),
     )
     return [record, *_warnings(context, "kafka_feature", parsed, _version_warning(f, version, 2, "feature znode"))]
 
@@ -950,6 +988,17 @@ def decode_delegation_token(context: DecodeContext, parsed: Json) -> list[Any]:
     )
     f.check("delegation token")
     return [token]  # renewers, requester and issue time are not exported: token metadata only
+
+
+# MetadataVersion's feature levels and names (apache/kafka server-common MetadataVersion.java; to 4.5-IV0, as
+# kafka-server-common 4.4.0 lists them)
+METADATA_VERSIONS = {
+    1: "3.0-IV1", 2: "3.1-IV0", 3: "3.2-IV0", 4: "3.3-IV0", 5: "3.3-IV1", 6: "3.3-IV2", 7: "3.3-IV3",
+    8: "3.4-IV0", 9: "3.5-IV0", 10: "3.5-IV1", 11: "3.5-IV2", 12: "3.6-IV0", 13: "3.6-IV1", 14: "3.6-IV2",
+    15: "3.7-IV0", 16: "3.7-IV1", 17: "3.7-IV2", 18: "3.7-IV3", 19: "3.7-IV4", 20: "3.8-IV0", 21: "3.9-IV0",
+    22: "4.0-IV0", 23: "4.0-IV1", 24: "4.0-IV2", 25: "4.0-IV3", 26: "4.1-IV0", 27: "4.1-IV1", 28: "4.2-IV0",
+    29: "4.2-IV1", 30: "4.3-IV0", 31: "4.4-IV0", 32: "4.4-IV1", 33: "4.4-IV2", 34: "4.5-IV0",
+}  # fmt: skip
 
 
 def register(registry: Any = REGISTRY) -> None:

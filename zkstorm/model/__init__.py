@@ -46,6 +46,7 @@ __all__ = [
     "ZnodeDetail",
     "connect",
     "from_files",
+    "from_kraft",
     "usage_rows",
 ]
 
@@ -118,6 +119,29 @@ def from_files(
         list(paths), at_zxid=at_zxid, at_time_ms=at_time_ms, best_effort=best_effort, verify_digest=verify_digest
     )
     return _cluster(source, storm_root, kafka_root, show_secrets, decode_helper)
+
+
+def from_kraft(
+    folder: str,
+    *,
+    at_offset: int | None = None,
+    at: datetime | None = None,
+    best_effort: bool = False,
+    show_secrets: bool = False,
+) -> Cluster:
+    """A ``Cluster`` on a KRaft controller's or broker's metadata folder (``__cluster_metadata-0``, or the
+    log dir holding it): its newest usable snapshot and the log after it, replayed to the end, to the record
+    at ``at_offset``, or to the last record appended at or before ``at``, served as the znodes ZooKeeper-mode
+    Kafka kept under the Kafka root ``kraft:`` (``zkstorm.sources.kraft``), so ``cluster.kafka``'s views,
+    health and the snapshot read it as they read ZooKeeper. ``best_effort``: up to a damaged batch, which
+    ``Cluster.source_problems`` then names."""
+    from ..sources.kraft.source import ROOT, KraftSource
+
+    at_time_ms = None if at is None else epoch_ms(at)
+    source = KraftSource(folder, at_offset=at_offset, at_time_ms=at_time_ms, best_effort=best_effort)
+    cluster = Cluster(source, storm_root=ROOT + "/storm", kafka_root=ROOT, show_secrets=show_secrets)
+    cluster.roots = cluster.walked_roots = source.declared_roots  # Kafka's metadata only: no Storm root
+    return cluster
 
 
 def _cluster(source: Any, storm_root: str, kafka_root: str, show_secrets: bool, decode_helper: bool | None) -> Cluster:

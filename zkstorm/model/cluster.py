@@ -29,6 +29,7 @@ from ..records import (
     DecodeFailure,
     DecodeWarning,
     KafkaRoot,
+    KafkaTopic,
     StormComponent,
     StormError,
     StormExecutor,
@@ -46,7 +47,7 @@ from ..records import (
 from ..redact import REDACTED
 from ..sources.base import BatchListing, RawNode, Source, WalkStats
 from .decode_helper import DecodeHelper
-from .kafka import KafkaCluster, missing_brokers
+from .kafka import KafkaCluster, missing_brokers, with_deletions
 from .kafka_health import kafka_health_records
 from .kafka_state import KafkaStateBuilder
 from .storm import (
@@ -277,7 +278,10 @@ class Cluster:
     @cached_property
     def discovered_roots(self) -> Roots:
         """Every Storm root and Kafka chroot on the source, found by listing names only (``layout``), a
-        level of the tree at a time."""
+        level of the tree at a time; a source that knows its roots says them (a KRaft folder: ``kraft:``)."""
+        declared = getattr(self.source, "declared_roots", None)
+        if declared is not None:
+            return declared  # type: ignore[no-any-return]
         return discover_roots(self.children_of)
 
     @cached_property
@@ -554,6 +558,8 @@ class Cluster:
             beat_root = ""
             for record in records:
                 kind = type(record)
+                if kind is KafkaTopic and kafka_root is not None:
+                    continue  # held by its root's state, and joined with the deletion markers at the end
                 if kind in _StormJoins.HELD:
                     self._storm_joins(storm, record.root).hold(record)
                     continue
@@ -578,6 +584,7 @@ class Cluster:
             yield from joins.rows(now, stale_after_secs)
         for builder in builders.values():
             state = builder.state
+            yield from with_deletions(state.topics, state.deletions)  # as ``kafka topics`` shows them
             if not state.registered and not state.assignments and state.controller is None:
                 continue  # no Kafka cluster at this root
             yield from missing_brokers(state.brokers, state.registered, state.assignments, state.root)

@@ -10,6 +10,7 @@ The rules themselves (partition health, min ISR source, findings) are functions 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -59,6 +60,7 @@ KAFKA_TOP_LEVEL = (
 )
 
 _LEVEL_ORDER = {"error": 0, "warning": 1, "info": 2}
+OFFSETS_TOPIC = "__consumer_offsets"  # where the Java consumer's groups commit (Kafka 0.9+), not ZooKeeper
 
 
 # --- joins on records (no I/O): shared by the views and the snapshot ---------------------------------
@@ -87,6 +89,12 @@ def missing_brokers(
 def unknown_broker(broker_id: int, *, alive: bool, root: str) -> KafkaBroker:
     """A broker known only by its id: named in a replica list, or registered with undecodable data."""
     return empty_broker(broker_id, alive=alive, root=root)
+
+
+def with_deletions(topics: Iterable[KafkaTopic], deletions: Iterable[str]) -> list[KafkaTopic]:
+    """The topics, each marked ``pending_deletion`` when ``admin/delete_topics`` names it (by topic name)."""
+    marked = set(deletions)
+    return [replace(t, pending_deletion=True) if t.topic in marked else t for t in topics]
 
 
 def sort_findings(findings: list[KafkaFinding]) -> list[KafkaFinding]:
@@ -211,15 +219,18 @@ class KafkaCluster:
         return all_brokers(brokers, registered, assignments, self.root)
 
     def topics(self, topic: str | None = None) -> list[KafkaTopic]:
-        """Every topic (or one): partitions, replication factor, topic id, reassignments in flight."""
+        """Every topic (or one): partitions, replication factor, topic id, reassignments in flight, and
+        whether it is marked for deletion (``with_deletions``)."""
         self.require()
         if topic is None:
-            return sorted(self.state().topics, key=lambda t: t.topic)
+            state = self.state()
+            return sorted(with_deletions(state.topics, state.deletions), key=lambda t: t.topic)
         path = self._path(f"brokers/topics/{topic}")
         rows = [r for r in self.cluster.records(path, depth=0, roots=self.roots) if isinstance(r, KafkaTopic)]
         if not rows and not self.cluster.exists(path):
             raise NotFoundError(f"no topic {topic!r} under {self.root}")
-        return rows
+        marked = self.cluster.exists(self._path(f"admin/delete_topics/{topic}"))
+        return with_deletions(rows, [topic] if marked else [])
 
     # one walk of the root -----------------------------------------------------------------------------
 
@@ -282,6 +293,24 @@ class KafkaCluster:
 
     def consumer_owners(self) -> list[KafkaConsumerOwner]:
         return self._other(KafkaConsumerOwner)
+
+    def consumer_groups_note(self) -> str:
+        """Where the Java consumer's groups are, which this cluster's ZooKeeper does not hold: since Kafka
+        0.9 a group commits its offsets to the ``__consumer_offsets`` topic through its group coordinator
+        (``GroupMetadataManager``), and only the old Scala consumer, removed in 2.0, wrote
+        ``consumers/<group>``. A view of ZooKeeper alone cannot list them, so it says where they are rather
+        than let an empty list read as "no consumer groups" (a real cluster's groups: tests/real)."""
+        offsets = self._path(f"brokers/topics/{OFFSETS_TOPIC}")
+        used = (
+            f"this cluster has {OFFSETS_TOPIC} ({len(self.cluster.children(join(offsets, 'partitions')))} partitions)"
+            if self.cluster.exists(offsets)
+            else f"this cluster has no {OFFSETS_TOPIC} topic yet (no group has committed)"
+        )
+        return (
+            f"consumer groups of the Java consumer (Kafka 0.9+) keep their offsets in the {OFFSETS_TOPIC} "
+            f"topic, not in ZooKeeper, and are not listed here; {used}: kafka-consumer-groups.sh "
+            "--bootstrap-server BROKER --list shows them"
+        )
 
     def consumers(self) -> list[KafkaConsumerMember | KafkaConsumerOwner | KafkaConsumerOffset]:
         """Old (ZooKeeper-based) consumer groups whole: their live members, partition owners and committed

@@ -126,6 +126,8 @@ def iter_partitions(state: KafkaState, stated_default_min_isr: int | None = None
             pending_deletion=pending,
             health=health,
             state_problem=None if s is not None else FailureType.MISSING_NODE.value,
+            eligible_leader_replicas=s.eligible_leader_replicas if s else None,
+            last_known_elr=s.last_known_elr if s else None,
         )
         refused = state.unreadable_states.get(key) if state.unreadable_states else None
         if refused is not None:
@@ -207,7 +209,7 @@ def kafka_health_records(
             "no_broker_registered",
             "error",
             f"no broker is registered under {join(state.root, 'brokers/ids')}: every broker is down or cut off "
-            "from ZooKeeper",
+            + ("from the KRaft controllers (fenced)" if any(b.fenced for b in state.brokers) else "from ZooKeeper"),
         )
     if controller is None:
         if state.registered:
@@ -310,6 +312,8 @@ def _partition_findings(p: KafkaPartition, state: KafkaState, add: Any) -> None:
         if p.state_problem == FailureType.MISSING_NODE:
             leader = "its state znode is missing (missing_node), so no leader and no ISR"
             why = "the controller never wrote it, or it was deleted"
+        if p.eligible_leader_replicas:  # KRaft, KIP-966: whom the controller may still elect cleanly
+            why += f"; eligible leader replicas {list(p.eligible_leader_replicas)} can lead once back, losing nothing"
         add(
             "offline_partition",
             "error",
@@ -425,11 +429,17 @@ def _per_broker(
             "a preferred replica election would move them back",
             broker_id=broker,
         )
+    fenced = {b.broker_id for b in state.brokers if b.fenced}  # KRaft: registered, but not alive
     for broker in sorted(b for b in named if b not in state.registered):
+        status = (
+            "is fenced (registered with the KRaft controller, but not heartbeating: down or stopped)"
+            if broker in fenced
+            else "is not registered (dead or decommissioned)"
+        )
         add(
             "unregistered_broker",
             "warning",
-            f"broker {broker} is not registered (dead or decommissioned) but is a replica of {named[broker]} "
+            f"broker {broker} {status} but is a replica of {named[broker]} "
             f"partitions and the preferred leader of {preferred_for.get(broker, 0)}",
             broker_id=broker,
         )

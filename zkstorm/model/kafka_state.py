@@ -81,7 +81,13 @@ class PartitionStates(MutableMapping[tuple[str, int], KafkaPartitionState]):
         self._count += 1
         topic, partition = key
         held = self._topics.get(topic)
-        if type(value) is not KafkaPartitionState or value.topic != topic or value.partition != partition:
+        if (
+            type(value) is not KafkaPartitionState
+            or value.topic != topic
+            or value.partition != partition
+            or value.eligible_leader_replicas is not None  # KRaft's ELRs (KIP-966): kept whole
+            or value.last_known_elr is not None
+        ):
             self._other[key] = value
             return
         if held is None:
@@ -235,6 +241,8 @@ class KafkaStateBuilder:
             state.registered.add(int(parts[2]))  # a live session, decodable or not
         for record in records:
             kind = type(record)
+            if kind is KafkaBroker and record.fenced:  # a KRaft registration outlives its broker: a fenced
+                state.registered.discard(record.broker_id)  # one is not alive (ZooKeeper's would be gone)
             if kind in self._sinks:
                 self._sinks[kind](record)
             elif kind is KafkaController:

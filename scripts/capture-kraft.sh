@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# Real KRaft metadata for zkstorm's tests: start a small KRaft cluster of a real Kafka on loopback (a combined
+# controller+broker node and two brokers), change it the ways an operator does (KraftScenario.java: topics of
+# several partitions and replication factors, topic, broker and client configs with a password config,
+# SCRAM users, ACLs under StandardAuthorizer, a topic deleted, partitions added and moved), then kill one
+# broker, stop another, kill the controller, and copy the controller's __cluster_metadata-0 folder (and its
+# meta.properties) beside what Kafka's own readers say of it (kraft_expected.py: kafka-dump-log
+# --cluster-metadata-decoder and kafka-metadata-shell, as expected.json).
+#
+#   scripts/capture-kraft.sh [VERSION] [OUT]       capture (default 4.4.0 into tests/data/real/kraft-4.x)
+#   scripts/capture-kraft.sh jars VERSION          fetch that Kafka's jars (once) and print their folder
+#   scripts/capture-kraft.sh shell-jars VERSION    the same for the kafka-metadata-shell that reads it
+#   scripts/capture-kraft.sh expect VERSION DIR    what Kafka's readers say of DIR, as JSON on stdout
+#
+# The jars come from Maven Central through Maven itself: a throwaway pom in a temporary folder, then
+# `mvn dependency:copy-dependencies` into ~/.m2/zkstorm-kraft/<name> (ZKSTORM_KRAFT_JARS; the artifacts
+# themselves are cached in ~/.m2 as Maven caches them). Needs Java 17+ and Maven; loopback ports only.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(dirname "$HERE")"
+CACHE="${ZKSTORM_KRAFT_JARS:-$HOME/.m2/zkstorm-kraft}"
+WORK=""
+
+shell_version() {
+  # kafka-shell (MetadataShell) is not published for every release (4.4.0 has none on Maven Central):
+  # the newest that is, run on the jars of its own release
+  case "$1" in
+    4.4.*) echo 4.3.1 ;;
+    *) echo "$1" ;;
+  esac
+}
+
+dump_log_class() {
+  # kafka.tools.DumpLogSegments (Scala, in core) until 3.9; org.apache.kafka.tools.DumpLogSegments from 4.0
+  case "$1" in
+    3.*) echo kafka.tools.DumpLogSegments ;;
+    *) echo org.apache.kafka.tools.DumpLogSegments ;;
+  esac
+}
+
+dep() { echo "<dependency><groupId>org.apache.kafka</groupId><artifactId>$1</artifactId><version>$2</version></dependency>"; }
+
+# the dependencies DEPS (pom XML) of a throwaway pom, copied into $CACHE/NAME once; prints the folder
+fetch_jars() {
+  local name="$1" deps="$2" dir="$CACHE/$1" tmp
+  if [ -f "$dir/.complete" ]; then echo "$dir"; return; fi
+  tmp="$(mktemp -d)"
+  {
+    echo '<?xml version="1.0" encoding="UTF-8"?>'
+    echo '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+    echo "<groupId>zkstorm.capture</groupId><artifactId>$name</artifactId><version>1</version><packaging>pom</packaging>"
+    echo "<dependencies>$deps</dependencies></project>"
+  } > "$tmp/pom.xml"
+  mkdir -p "$dir"
+  mvn -q -B -f "$tmp/pom.xml" dependency:copy-dependencies -DoutputDirectory="$dir" >&2
+  rm -rf "$tmp"
+  touch "$dir/.complete"
+  echo "$dir"
+}
+
+# the broker, the storage tool and kafka-dump-log of one release
+jars() { fetch_jars "kafka-$1" "$(dep kafka_2.13 "$1")$(dep kafka-tools "$1")"; }
+
+# kafka-metadata-shell, on the jars of its own release
+shell_jars() { local v; v="$(shell_version "$1")"; fetch_jars "kafka-shell-$v" "$(dep kafka-shell "$v")"; }
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+# What Kafka's own readers say of a captured folder: every record of every segment and snapshot as
+# kafka-dump-log decodes it, and the image as kafka-metadata-shell shows it, as one JSON document.
+expect() {
+  local version="$1" dir="$2" cp shell_cp dump work f
+  cp="$(jars "$version")/*"
+  shell_cp="$(shell_jars "$version")/*"
+  dump="$(dump_log_class "$version")"
+  work="$(mktemp -d)"
+  : > "$work/dump.txt"
+  for f in "$dir"/*.log "$dir"/*.checkpoint; do
+    [ -e "$f" ] || continue
+    echo "== $(basename "$f")" >> "$work/dump.txt"
+    java -cp "$cp" "$dump" --cluster-metadata-decoder --deep-iteration --print-data-log --files "$f" \
+      >> "$work/dump.txt" 2>> "$work/dump.err" || true
+  done
+  # the shell replays one file of batches from its start: the segment (the whole log here) and each snapshot;
+  # with a log4j binding, so that a file it cannot read says why (it logs its faults and goes on)
+  local log4j="$work/log4j.properties" logging
+  printf '%s\n' "log4j.rootLogger=ERROR, e" "log4j.appender.e=org.apache.log4j.ConsoleAppender" \
+    "log4j.appender.e.Target=System.err" "log4j.appender.e.layout=org.apache.log4j.PatternLayout" > "$log4j"
+  logging="$(fetch_jars log4j-binding "<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>")/*"
+  # a subtree at a time: `tree /` of a whole image stops at the first node its printer fails on (3.9's
+  # fails on the default user's client quota, an entity with a null name)
+  # The shell prints what its loader has published when the command runs, which on a busy machine may be
+  # the empty image (provenance offset -1): such a subtree is asked again, up to three times.
+  local sub out try name
+  for f in "$dir"/*.log "$dir"/*.checkpoint; do
+    [ -e "$f" ] || continue
+    name="$(basename "$f")"
+    for sub in provenance features cluster topics configs acls scram producerIds delegationToken clientQuotas; do
+      for try in 1 2 3; do
+        out="$(java -Dlog4j.configuration="file:$log4j" -cp "$shell_cp:$logging" org.apache.kafka.shell.MetadataShell \
+          --snapshot "$f" tree "/image/$sub" 2> "$work/try.err" | sed 's/^/  /')" || true
+        grep -q "Error loading metadata" "$work/try.err" && break  # a metadata version it does not know
+        [ -n "$out" ] && ! grep -qE 'offset -1, epoch -1|Optional.empty|3.0-IV1' <<< "$out" && break
+      done
+      cat "$work/try.err" >> "$work/shell-$name.err"
+      printf '%s:\n%s\n' "$sub" "$out" >> "$work/shell-$name.txt"
+    done
+  done
+  python3 "$HERE/kraft_expected.py" --kafka "$version" --shell "$(shell_version "$version")" "$work" "$dir"
+  rm -rf "$work"
+}
+
+capture() {
+  local version="$1" out="$2" cp cid c1 p1 p2 p3 common n f
+  cp="$(jars "$version")/*"
+  WORK="$(mktemp -d)"
+  local work="$WORK"
+  trap 'for p in $(cat "$WORK"/*.pid 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
+  cid="$(java -cp "$cp" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -1)"
+  c1="$(free_port)"; p1="$(free_port)"; p2="$(free_port)"; p3="$(free_port)"
+  common="controller.quorum.voters=1@127.0.0.1:$c1
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:ANONYMOUS
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0
+metadata.log.max.record.bytes.between.snapshots=3000
+metadata.max.idle.interval.ms=1000
+broker.session.timeout.ms=6000
+broker.heartbeat.interval.ms=1000"
+  printf '%s\n' "process.roles=broker,controller" "node.id=1" "broker.rack=rack-a" \
+    "listeners=PLAINTEXT://127.0.0.1:$p1,CONTROLLER://127.0.0.1:$c1" \
+    "advertised.listeners=PLAINTEXT://127.0.0.1:$p1" "log.dirs=$work/n1" "$common" > "$work/n1.properties"
+  printf '%s\n' "process.roles=broker" "node.id=2" "broker.rack=rack-b" "listeners=PLAINTEXT://127.0.0.1:$p2" \
+    "log.dirs=$work/n2" "$common" > "$work/n2.properties"
+  printf '%s\n' "process.roles=broker" "node.id=3" "broker.rack=rack-c" "listeners=PLAINTEXT://127.0.0.1:$p3" \
+    "log.dirs=$work/n3" "$common" > "$work/n3.properties"
+  for n in 1 2 3; do
+    java -cp "$cp" kafka.tools.StorageTool format -t "$cid" -c "$work/n$n.properties" > "$work/format-$n.log" 2>&1
+  done
+  for n in 1 2 3; do
+    java -Xmx384m -cp "$cp" kafka.Kafka "$work/n$n.properties" > "$work/kafka-$n.log" 2>&1 &
+    echo $! > "$work/n$n.pid"
+  done
+  echo "capture-kraft: Kafka $version, cluster $cid, controller 127.0.0.1:$c1, brokers :$p1 :$p2 :$p3" >&2
+  java -cp "$cp" "$HERE/KraftScenario.java" "127.0.0.1:$p1" > "$work/scenario.log" 2>&1 || {
+    cat "$work/scenario.log" >&2; tail -40 "$work/kafka-1.log" >&2; exit 1
+  }
+  grep -E '^(ok|FAIL) ' "$work/scenario.log" >&2
+  # broker 3 dies (the controller fences it and shrinks its partitions' ISRs), broker 2 is stopped (a
+  # controlled shutdown), then the combined node is killed: its folder holds the cluster as it last was
+  kill -9 "$(cat "$work/n3.pid")"; rm "$work/n3.pid"
+  sleep 12
+  kill -TERM "$(cat "$work/n2.pid")"
+  for _ in $(seq 60); do kill -0 "$(cat "$work/n2.pid")" 2>/dev/null || break; sleep 1; done
+  rm "$work/n2.pid"
+  sleep 30  # the controller's no-op records then take it past a snapshot's worth of bytes
+  kill -9 "$(cat "$work/n1.pid")"; rm "$work/n1.pid"
+  wait 2>/dev/null || true
+  rm -rf "$out"
+  mkdir -p "$out/__cluster_metadata-0"
+  cp "$work/n1/meta.properties" "$out/meta.properties"
+  # the segments, snapshots and raft state; not the offset and time indexes (derived, and left 10 MiB
+  # sparse by a killed process: Kafka rebuilds them)
+  for f in "$work/n1/__cluster_metadata-0"/*; do
+    case "$f" in *.index|*.timeindex|*.deleted|*.part) continue ;; esac
+    cp "$f" "$out/__cluster_metadata-0/"
+  done
+  chmod u+rw,go+r "$out/__cluster_metadata-0"/*
+  expect "$version" "$out/__cluster_metadata-0" > "$out/expected.json"
+  echo "capture-kraft: wrote $out ($(du -sh "$out" | cut -f1))" >&2
+}
+
+case "${1:-}" in
+  jars) jars "$2" ;;
+  shell-jars) shell_jars "$2" ;;
+  expect) expect "$2" "$3" ;;
+  *)
+    version="${1:-4.4.0}"
+    out="${2:-$REPO/tests/data/real/kraft-$(echo "$version" | cut -d. -f1).x}"
+    capture "$version" "$out"
+    ;;
+esac
