@@ -14,7 +14,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-MAX_DURATION_SECS = 100 * 365 * 86400  # a century
+MAX_DURATION_SECS = 10_000 * 365 * 86400  # ten thousand years: "never" (10000w) still reads; 1e400d does not
 LONG_MAX = (1 << 63) - 1  # a Java long: ZooKeeper's zxids, counters and ids
 
 
@@ -25,8 +25,8 @@ class OutOfRange(ValueError):
 
 def parse_duration(text: str) -> float:
     """``90``, ``90s``, ``15m``, ``2h``, ``3d``, ``1w`` → seconds; ``ValueError`` for anything else, and for a
-    duration that is negative, not finite, or longer than a century (``1e400d`` is infinite; a timedelta
-    or a time in milliseconds cannot hold ``100000000000d``): every option and window bound that takes
+    duration that is negative, not finite, or longer than ten thousand years (``1e400d`` is infinite; a
+    timedelta or a time in milliseconds cannot hold ``100000000000d``): every option and window bound that takes
     a duration is checked here, once."""
     value = text.strip().lower()
     unit = value[-1:] if value[-1:] in _SECONDS else "s"
@@ -41,7 +41,7 @@ def parse_duration(text: str) -> float:
         raise OutOfRange(f"{text!r} is not a duration: a duration is not negative")
     if seconds > MAX_DURATION_SECS:
         raise OutOfRange(
-            f"{text!r} is longer than a century ({MAX_DURATION_SECS // 86400:,}d), the longest duration taken"
+            f"{text!r} is longer than ten thousand years ({MAX_DURATION_SECS // 86400:,}d), the longest duration taken"
         )
     return seconds
 

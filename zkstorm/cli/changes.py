@@ -25,7 +25,7 @@ _NUMBER = re.compile(r"[-+]?(\d[\d.]*([eE][-+]?\d+)?|\.\d+|nan|inf(inity)?)[smhd
 def _bound(value: str | None, option: str) -> int | datetime | timedelta | None:
     """A window end: a zxid (``0x1c8`` or decimal), a duration back from the last logged txn (``2h``),
     or an ISO time (UTC unless it says otherwise). Each is checked where it is read (``units``): a
-    negative, infinite or century-long duration and a zxid past a long are usage errors, never an empty
+    negative, infinite or ten-thousand-year duration and a zxid past a long are usage errors, never an empty
     window or everything."""
     if value is None:
         return None

@@ -1,0 +1,13 @@
+"""Real Storm and Kafka daemons in the loop (issue 39): every view held against what the system's own API
+says about the same running cluster.
+
+``harness.py`` is generic: pinned jars fetched once with Maven (``make jars``, ``tests/real/pom.xml``) into
+``.cache/jars/<profile>/``, JVM daemons started with their logs under the run's folder, waited for by
+their own readiness and stopped on any exit of the test run (``kill -9`` of it included: each daemon dies
+with its parent, ``PR_SET_PDEATHSIG``, and a pid file the next run sweeps), Java sources compiled against
+a profile's jars. ``kafka.py`` runs a Kafka cluster in ZooKeeper mode on it, and ``truth.py`` what Kafka's
+own AdminClient and commands say (``java/KafkaTruth.java``); ``scenario.py`` drives the scenarios
+through Kafka's tools, ``compare.py`` holds zkstorm's views to Kafka's answers fact by fact, and
+``capture.py`` keeps the real znode bytes for the tests that need no Java (``tests/data/real``). A Storm
+cluster is another profile in the pom and another module beside ``kafka.py``.
+"""

@@ -1,0 +1,121 @@
+"""Fixtures of the real-cluster tests: ``real_cluster`` (what every one needs: Java 17+ with javac, no daemon
+left by a dead run, the run's folder), and ``kafka``: ONE real cluster per Kafka version for the whole
+module, started under a chroot of the suite's test ZooKeeper (``zk_server``) and stopped when the
+module's tests of that version are done, before the next version starts and before any other test
+runs (a cluster running beside them would move the zxid the read-only proofs watch).
+
+A prerequisite missing is one line naming what to install: a failure under CI (``CI=true``), a skip with
+that line elsewhere. ``ZKSTORM_REAL_CAPTURE=DIR`` writes every moment there too
+(``scripts/capture_kafka_real.py``). The facts compared are counted per version and view, written to
+the run's folder (``facts.json``) and summed up at the end of the run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.real import harness
+from tests.real.kafka import VERSIONS, KafkaCluster
+from tests.real.scenario import KafkaScenario
+
+RUNNING: list[KafkaCluster] = []
+FACTS: dict[tuple[str, str], list[int]] = {}  # (profile, view) -> [compared, equal]
+TIMINGS: dict[str, Any] = {}  # profile -> ({step: (acting s, moment s)}, {step: retries})
+_ROOTS = itertools.count()
+
+
+def _missing(message: str) -> None:
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The run's folder for real daemons, once Java (with javac) is there and what a killed run left
+    running is gone (``harness.sweep``)."""
+    try:
+        harness.java()
+        harness.javac()
+    except harness.Missing as exc:
+        _missing(str(exc))
+    harness.sweep()
+    folder = tmp_path_factory.mktemp("real")
+    yield folder
+    (folder / "facts.json").write_text(
+        json.dumps([{"profile": p, "view": v, "compared": c, "equal": e} for (p, v), (c, e) in sorted(FACTS.items())])
+    )
+
+
+@pytest.fixture(scope="module", params=sorted(VERSIONS, reverse=True), ids=lambda v: f"kafka-{v}")
+def kafka(request: pytest.FixtureRequest, real_cluster: Path, zk_server: Any, writer: Any) -> Iterator[KafkaScenario]:
+    """One three-broker cluster of the version for all the module's tests, and its scenario."""
+    version = VERSIONS[request.param]
+    try:
+        harness.jars(version.profile)
+    except harness.Missing as exc:
+        _missing(str(exc))
+    chroot = f"/real/{version.profile}-{next(_ROOTS)}"
+    cluster = KafkaCluster(version, zk_server.connect_string, chroot, real_cluster / version.profile)
+    RUNNING.append(cluster)
+    scenario = None
+    started_zxid = zk_server.last_zxid()
+    try:
+        cluster.start()
+        capture = os.environ.get("ZKSTORM_REAL_CAPTURE")
+        scenario = KafkaScenario(cluster, zk_server, writer, capture=Path(capture) if capture else None)
+        scenario.started_zxid = started_zxid
+        yield scenario
+    finally:
+        TIMINGS[version.profile] = (scenario.timings, scenario.retries) if scenario else ({}, {})
+        cluster.stop()
+        RUNNING.remove(cluster)
+        _wait_unregistered(writer, chroot)
+
+
+def _wait_unregistered(writer: Any, chroot: str, timeout: float = 20.0) -> None:
+    """Until no broker of the stopped cluster holds a session (a killed one's expires by itself): no
+    write of theirs may land while the next tests watch the zxid."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ids = writer.get_children(f"{chroot}/brokers/ids") if writer.exists(f"{chroot}/brokers/ids") else []
+        if not ids and not writer.exists(f"{chroot}/controller"):
+            return
+        time.sleep(0.2)
+
+
+def count(profile: str, facts: list[Any]) -> None:
+    for fact in facts:
+        entry = FACTS.setdefault((profile, fact.view), [0, 0])
+        entry[0] += 1
+        entry[1] += fact.equal
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and RUNNING:
+        report.sections.append(("Kafka broker logs (tails)", RUNNING[-1].log_tails(25)))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not FACTS:
+        return
+    terminalreporter.section("real clusters: seconds per step (acting, then its moment; retries)")
+    for profile, (timings, retries) in TIMINGS.items():
+        line = ", ".join(
+            f"{s} {a:.1f}+{m:.1f}" + (f" ({retries[s]}x)" if retries.get(s) else "") for s, (a, m) in timings.items()
+        )
+        terminalreporter.write_line(f"{profile}: {line}")
+    terminalreporter.section("real clusters: facts compared with Kafka's own answer")
+    for (profile, view), (compared, equal) in sorted(FACTS.items()):
+        terminalreporter.write_line(f"{profile:12} {view:32} {compared:6} compared {equal:6} equal")
