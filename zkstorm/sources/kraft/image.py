@@ -318,36 +318,32 @@ def _clear_elr(image: Image, v: dict[str, Any], offset: int, ms: int, epoch: int
 def _config(image: Image, v: dict[str, Any], offset: int, ms: int, epoch: int, version: int) -> None:
     # ConfigurationDelta.replay: a null value deletes the key; an entity without keys is gone
     key = (v["ResourceType"], v["ResourceName"])
-    configs = image.configs.setdefault(key, {})
-    if v["Value"] is None:
-        configs.pop(v["Name"], None)
-    else:
-        configs[v["Name"]] = v["Value"]
-    stamp = image.config_stamps.get(key)
-    if stamp is None:
-        image.config_stamps[key] = _stamp(offset, ms)
-    else:
-        stamp.touch(offset, ms)
-    if not configs:
-        del image.configs[key]
-        image.config_stamps.pop(key, None)
+    _set_entry(image.configs, image.config_stamps, key, v["Name"], v["Value"], offset, ms)
 
 
 def _quota(image: Image, v: dict[str, Any], offset: int, ms: int, epoch: int, version: int) -> None:
     entity = tuple(sorted((e["EntityType"], e["EntityName"]) for e in v["Entity"]))
-    quotas = image.quotas.setdefault(entity, {})
-    if v["Remove"]:
-        quotas.pop(v["Key"], None)
+    _set_entry(image.quotas, image.quota_stamps, entity, v["Key"], None if v["Remove"] else v["Value"], offset, ms)
+
+
+def _set_entry(
+    entities: dict[Any, dict[str, Any]], stamps: dict[Any, Any], key: Any, name: str, value: Any, offset: int, ms: int
+) -> None:
+    """One key of an entity's configs or quotas set (``value`` None: removed), its entity's stamp touched;
+    an entity left without keys is gone, as Kafka's images drop it."""
+    entries = entities.setdefault(key, {})
+    if value is None:
+        entries.pop(name, None)
     else:
-        quotas[v["Key"]] = v["Value"]
-    stamp = image.quota_stamps.get(entity)
+        entries[name] = value
+    stamp = stamps.get(key)
     if stamp is None:
-        image.quota_stamps[entity] = _stamp(offset, ms)
+        stamps[key] = _stamp(offset, ms)
     else:
         stamp.touch(offset, ms)
-    if not quotas:
-        del image.quotas[entity]
-        image.quota_stamps.pop(entity, None)
+    if not entries:
+        del entities[key]
+        stamps.pop(key, None)
 
 
 def _scram(image: Image, v: dict[str, Any], offset: int, ms: int, epoch: int, version: int) -> None:
