@@ -91,15 +91,18 @@ expect() {
   # a subtree at a time: `tree /` of a whole image stops at the first node its printer fails on (3.9's
   # fails on the default user's client quota, an entity with a null name)
   # The shell prints what its loader has published when the command runs, which on a busy machine may be
-  # the empty image (provenance offset -1): such a subtree is asked again, up to three times.
+  # the empty image (provenance offset -1), and once in a while it hangs: such a subtree is asked again,
+  # up to three times.
   local sub out try name
   for f in "$dir"/*.log "$dir"/*.checkpoint; do
     [ -e "$f" ] || continue
     name="$(basename "$f")"
     for sub in provenance features cluster topics configs acls scram producerIds delegationToken clientQuotas; do
       for try in 1 2 3; do
-        out="$(java -Dlog4j.configuration="file:$log4j" -cp "$shell_cp:$logging" org.apache.kafka.shell.MetadataShell \
-          --snapshot "$f" tree "/image/$sub" 2> "$work/try.err" | sed 's/^/  /')" || true
+        # now and then the shell never ends after printing (or before: its loader waits): 30 s each try
+        out="$(timeout -k 5 30 java -Dlog4j.configuration="file:$log4j" -cp "$shell_cp:$logging" \
+          org.apache.kafka.shell.MetadataShell --snapshot "$f" tree "/image/$sub" < /dev/null 2> "$work/try.err" \
+          | sed 's/^/  /')" || true
         grep -q "Error loading metadata" "$work/try.err" && break  # a metadata version it does not know
         [ -n "$out" ] && ! grep -qE 'offset -1, epoch -1|Optional.empty|3.0-IV1' <<< "$out" && break
       done

@@ -654,7 +654,7 @@ def test_kafkas_own_readers_say_what_expected_json_holds(name: str, tmp_path: Pa
         ["bash", str(REPO / "scripts/capture-kraft.sh"), "expect", DATASETS[name], str(folder(name))],
         capture_output=True,
         text=True,
-        timeout=900,
+        timeout=600,
         env={**os.environ},
     )
     assert out.returncode == 0, out.stderr[-2000:]
