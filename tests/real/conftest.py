@@ -33,9 +33,9 @@ _ROOTS = itertools.count()
 
 
 def _missing(message: str) -> None:
-    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    """A part the real clusters need is missing: one line naming what to install, and a failure, never a
+    skip (a skip under make test would hide the missing part); make check leaves these tests out."""
+    pytest.fail(message, pytrace=False)
 
 
 @pytest.fixture(scope="session")
