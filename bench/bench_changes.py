@@ -76,7 +76,7 @@ def prepare(base: Path, scale: int, txns: int) -> dict[str, Any]:
     """A server's data directory after a busy stretch (see the module docstring); the server is stopped."""
     from kazoo.client import KazooClient
 
-    from zkstorm.sandbox.seed import SEED_SESSION_MS, seed
+    from zkstorm.sandbox.seed import SEED_SESSION_MS, rewritten, seed
     from zkstorm.sandbox.server import ZkServer
     from zkstorm.sandbox.synth import cluster
 
@@ -89,20 +89,8 @@ def prepare(base: Path, scale: int, txns: int) -> dict[str, Any]:
     written = 0
     started = time.monotonic()
     try:
-        beats = [
-            (f"/storm/workerbeats/{t}/{w}", client.get(f"/storm/workerbeats/{t}/{w}")[0])
-            for t in client.get_children("/storm/workerbeats")
-            for w in client.get_children(f"/storm/workerbeats/{t}")
-        ]
-        supervisors = [
-            (f"/storm/supervisors/{s}", client.get(f"/storm/supervisors/{s}")[0])
-            for s in client.get_children("/storm/supervisors")
-        ]
-        states = {}
-        for topic in client.get_children("/kafka/brokers/topics"):
-            for p in client.get_children(f"/kafka/brokers/topics/{topic}/partitions"):
-                path = f"/kafka/brokers/topics/{topic}/partitions/{p}/state"
-                states[path] = json.loads(client.get(path)[0])
+        busy = rewritten(client)
+        beats, supervisors, states = busy.beats, busy.supervisors, busy.states
         state_paths = sorted(states)
         silent = {path for path, _ in rng.sample(beats, min(_SILENT, len(beats)))}
         pending: list[Any] = []

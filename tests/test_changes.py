@@ -28,6 +28,7 @@ from zkstorm.layout import Roots
 from zkstorm.model.walk import decode_node
 from zkstorm.records import StormComponent, StormExecutor, StormSupervisor, StormTopology
 from zkstorm.sandbox.encode import kafka_json, storm_gzip
+from zkstorm.sandbox.seed import rewritten
 from zkstorm.sandbox.server import ZkServer
 from zkstorm.sandbox.synth import SeedNode, cluster
 from zkstorm.sources.base import RawNode, Stat
@@ -1045,20 +1046,8 @@ def busy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Busy]:
     client.start(timeout=30)
     try:
         _seed(client, list(cluster(scale=1, now=NOW)))
-        beats = [
-            (f"/storm/workerbeats/{t}/{w}", client.get(f"/storm/workerbeats/{t}/{w}")[0])
-            for t in client.get_children("/storm/workerbeats")
-            for w in client.get_children(f"/storm/workerbeats/{t}")
-        ]
-        supervisors = [
-            (f"/storm/supervisors/{s}", client.get(f"/storm/supervisors/{s}")[0])
-            for s in client.get_children("/storm/supervisors")
-        ]
-        states = {}
-        for topic in client.get_children("/kafka/brokers/topics"):
-            for partition in client.get_children(f"/kafka/brokers/topics/{topic}/partitions"):
-                path = f"/kafka/brokers/topics/{topic}/partitions/{partition}/state"
-                states[path] = json.loads(client.get(path)[0])
+        busy = rewritten(client)
+        beats, supervisors, states = busy.beats, busy.supervisors, busy.states
         silent = {path for path, _ in beats[:2]}
         pending: list[Any] = []
         for round_ in range(200):

@@ -81,6 +81,37 @@ def seed(connect_string: str, nodes: Iterable[SeedNode], *, keep_session: bool =
     return SeedCounts(count, time.monotonic() - started)
 
 
+@dataclass
+class Rewritten:
+    """What a busy cluster keeps rewriting, as a seeded sandbox holds it: every worker heartbeat and
+    supervisor registration (path, bytes), and every Kafka partition state (path → its JSON), for a
+    writer that replays a busy stretch (the ``changes`` tests and benchmark)."""
+
+    beats: list[tuple[str, bytes]]
+    supervisors: list[tuple[str, bytes]]
+    states: dict[str, Any]
+
+
+def rewritten(client: Any, storm: str = "/storm", kafka: str = "/kafka") -> Rewritten:
+    """Read what a busy cluster rewrites from a seeded sandbox through ``client`` (a writable kazoo client
+    of the test or benchmark: the sandbox is its own)."""
+    beats = [
+        (f"{storm}/workerbeats/{t}/{w}", client.get(f"{storm}/workerbeats/{t}/{w}")[0])
+        for t in client.get_children(f"{storm}/workerbeats")
+        for w in client.get_children(f"{storm}/workerbeats/{t}")
+    ]
+    supervisors = [
+        (f"{storm}/supervisors/{s}", client.get(f"{storm}/supervisors/{s}")[0])
+        for s in client.get_children(f"{storm}/supervisors")
+    ]
+    states = {}
+    for topic in client.get_children(f"{kafka}/brokers/topics"):
+        for partition in client.get_children(f"{kafka}/brokers/topics/{topic}/partitions"):
+            path = f"{kafka}/brokers/topics/{topic}/partitions/{partition}/state"
+            states[path] = json.loads(client.get(path)[0])
+    return Rewritten(beats, supervisors, states)
+
+
 def _check(results: list[Any]) -> None:
     for result in results:
         if isinstance(result, Exception):
