@@ -34,6 +34,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from zkstorm.sandbox.server import terminate
+
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".cache"
 JARS_DIR = Path(os.environ.get("ZKSTORM_JARS_DIR") or CACHE / "jars")
@@ -269,13 +271,8 @@ class Daemon:
 
     def stop(self, timeout: float = 15.0) -> None:
         """SIGTERM (the daemon's own clean shutdown), SIGKILL after ``timeout``."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            terminate(self.process, timeout)
         self._forget()
 
     def kill(self) -> None:

@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..errors import ServerError
 
@@ -267,13 +268,8 @@ class ZkServer:
     def stop(self, timeout: float = 10.0, *, keep_data: bool = False) -> None:
         """Stop the server (SIGTERM, then SIGKILL); its data dir goes too unless it was given or ``keep_data``
         (an ensemble's member is stopped and started again on the same data)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            terminate(self.process, timeout)
         self.process = None
         if self._own_dir and not keep_data:
             shutil.rmtree(self.base, ignore_errors=True)
@@ -384,3 +380,15 @@ class ZkEnsemble:
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(f"--- member {i}\n{m.log_tail(lines)}" for i, m in self.members.items())
+
+
+def terminate(process: subprocess.Popen[Any], timeout: float) -> None:
+    """SIGTERM (a JVM daemon's own clean shutdown), then SIGKILL after ``timeout``; reaped either way."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
