@@ -6,12 +6,12 @@ STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 DEMO_SANDBOX := $(CURDIR)/.demo-sandbox
 # the real clusters' pinned jars (tests/real/pom.xml, a profile each), fetched once by make jars
 JARS_DIR ?= $(CURDIR)/.cache/jars
-JAR_PROFILES := kafka-3.9.2 kafka-2.8.2
+JAR_PROFILES := kafka-3.9.2 kafka-2.8.2 storm-2.8.3 hadoop-3.4.1
 # what make check leaves out (pyproject.toml names the markers; tests/conftest.py applies them)
 CHECK_MARKERS := not spark and not browser and not real_cluster and not slow
 
 .DEFAULT_GOAL := help
-.PHONY: help dev demo check test jars bench lint clean
+.PHONY: help dev demo check test jars bench lint docs docs-generate docs-captures clean
 
 help: ## Show the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

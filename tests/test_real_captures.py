@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 import zkstorm.model
-from tests.real import compare, views
+from tests.real import compare, storm_views, views
 from tests.real.capture import DATA, MemorySource, Moment, captured
 from tests.real.scenario import BROKER_PASSWORD, SCRAM_PASSWORDS, STEPS
+from tests.real.storm_scenario import STEPS as STORM_STEPS
 from zkstorm.model.cluster import Cluster
+from zkstorm.sources.base import RawNode
 
 PROFILES = ("kafka-3.9.2", "kafka-2.8.2")
 MOMENTS = [folder for profile in PROFILES for folder in captured(profile)]
@@ -111,3 +113,50 @@ def test_consumers_says_where_the_java_consumers_groups_are(served: Any, profile
         result = views.run(*WHERE, "kafka", "consumers", "-f", fmt)
         assert "__consumer_offsets" in result.stderr and "kafka-consumer-groups" in result.stderr, fmt
         assert "billing" not in result.stdout
+
+
+# --- Storm ------------------------------------------------------------------------------------------------
+
+STORM_PROFILE = "storm-2.8.3"
+STORM_MOMENTS = captured(STORM_PROFILE)
+
+
+def _storm_served(served: Any, moment: Moment) -> list[str]:
+    """Serve a Storm moment's znodes under the root they were read from: the ``--zk``/``--storm-root``
+    options that read them."""
+    root = moment.chroot
+    nodes = [RawNode(root + (n.path if n.path != "/" else ""), n.stat, n.data) for n in moment.znodes]
+    served(Moment(moment.profile, moment.name, root, moment.as_of_ms, moment.zxid, nodes, moment.kafka))
+    return [*WHERE, "--storm-root", root]
+
+
+def test_every_storm_moment_is_kept() -> None:
+    assert [p.name for p in STORM_MOMENTS] == list(STORM_STEPS), f"{DATA / STORM_PROFILE}: capture it again"
+
+
+@pytest.mark.parametrize("folder", STORM_MOMENTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_storm_view_agrees_with_nimbus(served: Any, folder: Path) -> None:
+    """Each moment a real Storm 2.8.3 cluster went through (``storm.json``: Nimbus's getClusterInfo,
+    getLeader, getTopologyInfo, getTopologyPageInfo and getComponentPageInfo of that moment), every Storm
+    view held to it fact by fact: among them the executor with no counter yet that Storm still counts
+    (``rebalanced``) and the topology page's latencies added in whole milliseconds per executor."""
+    moment = Moment.load(folder)
+    where = _storm_served(served, moment)
+    found = storm_views.facts(storm_views.read_views(where, storm_views.live_ids(moment.kafka)), moment.kafka)
+    wrong = [str(f) for f in found if not f.equal]
+    assert not wrong, f"{len(wrong)} disagreements with Storm:\n" + "\n".join(wrong[:60])
+    assert len(found) >= (15 if folder.name == "removed" else 300)
+
+
+def test_storm_keeps_counting_an_executor_with_no_counter_yet(served: Any) -> None:
+    """After the rebalance one ``split`` executor's beat holds no counter (2.x's shuffle grouping prefers
+    the spout's own worker, so no tuple reached it): Storm counts it, its executor and its two tasks, and
+    so does ``storm components`` (it used to drop it: 2 executors and 2 tasks where Storm said 3 and 4)."""
+    moment = Moment.load(DATA / STORM_PROFILE / "rebalanced")
+    (tid,) = storm_views.live_ids(moment.kafka)
+    empty = [e for e in moment.kafka["topologies"][tid]["info"]["executors"] if not e["stats"].get("emitted")]
+    assert [e["component_id"] for e in empty] == ["split"], "the capture lost its empty executor"
+    where = _storm_served(served, moment)
+    rows = storm_views.read_views(where, [tid])[f"components {tid} 10m"].rows
+    (split,) = [r for r in rows if r["component"] == "split"]
+    assert (split["executors"], split["tasks"]) == (3, 4)

@@ -327,3 +327,19 @@ def test_get_of_a_09_heartbeat_prints_every_executor_stat(writer: KazooClient, z
     # scripts/clojure_streams.clj: a spout [1 1] and a bolt [2 3] with their stats maps, a [-1 -1] of nil
     assert {(s["start_task"], s["end_task"], s["executor_type"]) for s in stats} == {(1, 1, "spout"), (2, 3, "bolt")}
     assert {s["metric"] for s in stats} >= {"emitted", "acked", "complete_ms_avg", "executed", "execute_ms_avg"}
+
+
+@pytest.mark.parametrize(("folder", "root", "said"), [("storm2", "/storm", True), ("storm1", "/storm1", False)])
+def test_workers_say_what_a_2x_beat_is(
+    writer: KazooClient, zk_root: Chroot, folder: str, root: str, said: bool
+) -> None:
+    """Storm 2.x workers beat their liveness to the supervisor and Nimbus, and write ZooKeeper only their
+    executors' figures (every executor.metrics.frequency.secs, 60 s by default): ``storm workers`` says so
+    on stderr, in every format, for a cluster whose registrations say 2.x, and not for a 1.x one, whose
+    workers wrote their liveness beat to ZooKeeper (held against a real 2.8.3 cluster in tests/real)."""
+    load_cluster(writer, zk_root.path, "storm", folder)
+    for fmt in ("table", "json"):
+        result = run("--zk", zk_root.zk, "--storm-root", root, "storm", "workers", "-f", fmt)
+        assert result.exit_code == 0, result.stderr
+        assert ("executor.metrics.frequency.secs" in result.stderr) is said, (fmt, result.stderr)
+        assert "executor.metrics.frequency.secs" not in result.stdout

@@ -37,7 +37,9 @@ class Moment:
     znodes: list[RawNode]
     kafka: dict[str, Any]  # {"describe": AdminClient, "verdicts": kafka-topics --describe}
 
-    def save(self, base: Path) -> Path:
+    def save(self, base: Path, answer: str = "kafka") -> Path:
+        """Write the moment under ``base/<profile>/<name>/``: ``znodes.json`` and ``<answer>.json`` (what
+        the system said: ``kafka.json``, or ``storm.json`` for a Storm cluster's Nimbus)."""
         folder = base / self.profile / self.name
         folder.mkdir(parents=True, exist_ok=True)
         nodes = []
@@ -53,13 +55,14 @@ class Moment:
             nodes.append(entry)
         document = {"chroot": self.chroot, "as_of_ms": self.as_of_ms, "zxid": self.zxid, "znodes": nodes}
         (folder / "znodes.json").write_text(_dumps(document))
-        (folder / "kafka.json").write_text(_dumps({"profile": self.profile, "moment": self.name, **self.kafka}))
+        (folder / f"{answer}.json").write_text(_dumps({"profile": self.profile, "moment": self.name, **self.kafka}))
         return folder
 
     @classmethod
     def load(cls, folder: Path) -> Moment:
         document = json.loads((folder / "znodes.json").read_text())
-        kafka = json.loads((folder / "kafka.json").read_text())
+        answer = folder / "kafka.json"
+        kafka = json.loads((answer if answer.exists() else folder / "storm.json").read_text())
         nodes = []
         for entry in document["znodes"]:
             if "text" in entry:

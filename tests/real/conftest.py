@@ -5,7 +5,8 @@ module's tests of that version are done, before the next version starts and befo
 runs (a cluster running beside them would move the zxid the read-only proofs watch).
 
 A prerequisite missing is one line naming what to install: a failure under CI (``CI=true``), a skip with
-that line elsewhere. ``ZKSTORM_REAL_CAPTURE=DIR`` writes every moment there too
+that line elsewhere. ``storm``: ONE Storm 2.8.3 LocalCluster for the Storm module, under a root of its
+own in the same ZooKeeper. ``ZKSTORM_REAL_CAPTURE=DIR`` writes every moment there too
 (``scripts/capture_kafka_real.py``). The facts compared are counted per version and view, written to
 the run's folder (``facts.json``) and summed up at the end of the run.
 """
@@ -23,10 +24,13 @@ from typing import Any
 import pytest
 
 from tests.real import harness
+from tests.real import storm as storm_real
 from tests.real.kafka import VERSIONS, KafkaCluster
-from tests.real.scenario import KafkaScenario
+from tests.real.scenario import HISTORY_VERSION, KafkaScenario
+from tests.real.storm_scenario import StormScenario
 
 RUNNING: list[KafkaCluster] = []
+STORMS: list[storm_real.StormCluster] = []
 FACTS: dict[tuple[str, str], list[int]] = {}  # (profile, view) -> [compared, equal]
 TIMINGS: dict[str, Any] = {}  # profile -> ({step: (acting s, moment s)}, {step: retries})
 _ROOTS = itertools.count()
@@ -73,12 +77,56 @@ def kafka(request: pytest.FixtureRequest, real_cluster: Path, zk_server: Any, wr
         capture = os.environ.get("ZKSTORM_REAL_CAPTURE")
         scenario = KafkaScenario(cluster, zk_server, writer, capture=Path(capture) if capture else None)
         scenario.started_zxid = started_zxid
+        if version.version == HISTORY_VERSION:  # one small history run a session: this version's snapshots
+            scenario.snapshots = real_cluster / version.profile / "snapshots"
         yield scenario
     finally:
         TIMINGS[version.profile] = (scenario.timings, scenario.retries) if scenario else ({}, {})
         cluster.stop()
         RUNNING.remove(cluster)
         _wait_unregistered(writer, chroot)
+
+
+@pytest.fixture(scope="module")
+def storm(real_cluster: Path, zk_server: Any, writer: Any) -> Iterator[StormScenario]:
+    """ONE Storm LocalCluster (Nimbus with Thrift, two supervisors) for all the module's tests, under a
+    root of its own in the suite's ZooKeeper, and its scenario; stopped (every ephemeral znode gone) before
+    any other test runs."""
+    try:
+        harness.jars(storm_real.PROFILE)
+    except harness.Missing as exc:
+        _missing(str(exc))
+    root = f"/real/{storm_real.PROFILE}-{next(_ROOTS)}"
+    cluster = storm_real.StormCluster(zk_server.connect_string, root, real_cluster / storm_real.PROFILE)
+    STORMS.append(cluster)
+    scenario = None
+    started_zxid = zk_server.last_zxid()
+    try:
+        cluster.start()
+        capture = os.environ.get("ZKSTORM_REAL_CAPTURE")
+        scenario = StormScenario(cluster, zk_server, writer, capture=Path(capture) if capture else None)
+        scenario.started_zxid = started_zxid
+        yield scenario
+    finally:
+        TIMINGS[storm_real.PROFILE] = (scenario.timings, scenario.retries) if scenario else ({}, {})
+        cluster.stop()
+        STORMS.remove(cluster)
+        _wait_no_sessions(writer, root)
+
+
+def _wait_no_sessions(writer: Any, root: str, timeout: float = 20.0) -> None:
+    """Until no ephemeral znode of the stopped Storm cluster is left (supervisors, nimbuses, the leader
+    latch, errors): no write of theirs may land while the next tests watch the zxid."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        left = [
+            sub
+            for sub in ("supervisors", "nimbuses", "leader-lock")
+            if writer.exists(f"{root}/{sub}") and writer.get_children(f"{root}/{sub}")
+        ]
+        if not left:
+            return
+        time.sleep(0.2)
 
 
 def _wait_unregistered(writer: Any, chroot: str, timeout: float = 20.0) -> None:
@@ -105,6 +153,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if report.failed and RUNNING:
         report.sections.append(("Kafka broker logs (tails)", RUNNING[-1].log_tails(25)))
+    if report.failed and STORMS:
+        report.sections.append(("Storm log (tail)", STORMS[-1].log_tail(40)))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -116,6 +166,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"{s} {a:.1f}+{m:.1f}" + (f" ({retries[s]}x)" if retries.get(s) else "") for s, (a, m) in timings.items()
         )
         terminalreporter.write_line(f"{profile}: {line}")
-    terminalreporter.section("real clusters: facts compared with Kafka's own answer")
+    terminalreporter.section("real clusters: facts compared with Kafka's and Storm's own answers")
     for (profile, view), (compared, equal) in sorted(FACTS.items()):
         terminalreporter.write_line(f"{profile:12} {view:32} {compared:6} compared {equal:6} equal")

@@ -10,7 +10,7 @@ from ..layout import STATS_WINDOWS
 from ..output import METRIC_FORMATS, VIEW_FORMATS, Format, Shown
 from ..units import parse_since, plural
 from .app import cli
-from .context import Settings, emit
+from .context import Settings, emit, say
 from .options import format_option, stale_after_option, watch_option
 from .watching import watch_view
 
@@ -131,6 +131,9 @@ def storm_workers(
         else:
             rows = cluster.storm.workers(topology, stale_after_secs=stale_after_secs, only_stale=only_stale)
             emit(settings, fmt, Shown(rows, StormWorker, view=cluster.storm))
+            note = cluster.storm.workerbeats_note()
+            if note:
+                say(f"note: {note}")
 
 
 @storm.command("assignment")

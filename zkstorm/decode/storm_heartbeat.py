@@ -116,7 +116,13 @@ def _stat_columns(
 ) -> StormExecutorStatColumns:
     """The counter rows of a heartbeat's stats map, as columns: each (executor, metric, window) map of
     stream → value is one run of rows, its keys and values taken over whole (``list.extend`` over the
-    map, not a step per counter)."""
+    map, not a step per counter).
+
+    An executor the beat holds with no counter yet (its worker's first beat, or a bolt that no tuple has
+    reached: 2.x's shuffle grouping prefers the sender's own worker) is one run of no rows, metric and
+    window empty: Storm still counts it, its executors and tasks, on the topology page
+    (``StatsUtil.extractDataFromHb`` takes every executor of the assigned slot's beat), so the figures
+    keep it though no row shows it."""
     runs: list[tuple[int, int, str | None, str, str, int]] = []
     stream_column: list[str] = []
     source_column: list[str | None] = []
@@ -134,6 +140,7 @@ def _stat_columns(
             tables += [(m, specific["spout"].get(m) or {}) for m in _SPOUT_METRICS]
         elif "bolt" in specific:
             tables += [(m, specific["bolt"].get(m) or {}) for m in _BOLT_METRICS]
+        counted = len(runs)
         for metric, windows in tables:
             for window, streams in windows.items():
                 rows = len(streams)
@@ -154,6 +161,8 @@ def _stat_columns(
                         source_column.append(source)
                         stream_column.append(str(stream_id))
                 value_column.extend(map(float, streams.values()))
+        if len(runs) == counted:  # no counter at all: held by a run of no rows (see above)
+            runs.append((start, end, executor_type, "", "", 0))
     return StormExecutorStatColumns(
         topology_id=topology_id,
         node=node,

@@ -306,7 +306,7 @@ class Cluster:
         self.problems.extend(r for r in records if isinstance(r, DecodeFailure | Unreadable | DecodeWarning))
 
     def decoded(
-        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+        self, path: str, *, depth: int | None = None, detail: Detail = False, roots: Roots | None = None
     ) -> Iterator[tuple[str, list[Any]]]:
         """(path, records) of every znode under ``path`` (to ``depth``), decoded under ``roots`` (the
         cluster's own by default; a view passes its root); nothing when ``path`` is absent. Failure
@@ -319,7 +319,7 @@ class Cluster:
             return
 
     def records(
-        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+        self, path: str, *, depth: int | None = None, detail: Detail = False, roots: Roots | None = None
     ) -> Iterator[Any]:
         """Every decoded record (and failure record) under ``path``; nothing when it is absent."""
         for _, records in self.decoded(path, depth=depth, detail=detail, roots=roots):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote_plus
 
+from ..decode.registry import DETAIL_COLUMNS
 from ..defaults import STALE_AFTER_SECS
 from ..errors import AmbiguousTopology, NotFoundError, RootNotFoundError
 from ..layout import Roots, name_from_id
@@ -24,6 +25,7 @@ from ..records import (
     StormError,
     StormExecutor,
     StormExecutorStat,
+    StormExecutorStatColumns,
     StormLeaderInfo,
     StormLeaderLatch,
     StormNimbus,
@@ -32,7 +34,7 @@ from ..records import (
     StormWorker,
 )
 from ..sources.base import RawNode
-from .storm_stats import component_stats, component_streams, executor_figures
+from .storm_stats import ExecutorFigures, component_stats, component_streams, executor_figures_of_columns
 from .walk import ClusterReads
 
 # --- joins and rules on records (no I/O): shared by the views and the snapshot -------------------------
@@ -127,6 +129,7 @@ class _TopologyParts:
     executors: list[StormExecutor]
     workers: list[StormWorker]
     stats: list[StormExecutorStat]
+    figures: list[ExecutorFigures]  # per executor the beats hold, those with no counter yet too
 
 
 class StormCluster:
@@ -230,6 +233,23 @@ class StormCluster:
         hosts = worker_hosts(executors, self._records("supervisors", StormSupervisor))
         return join_workers(workers, hosts, self.cluster.now(), stale_after_secs)
 
+    def workerbeats_note(self) -> str | None:
+        """What the ``workerbeats`` znodes are, said when the cluster runs Storm 2 or newer (its supervisors'
+        or nimbuses' registrations say which): there a worker reports liveness to its supervisor, which
+        tells Nimbus over Thrift (apache/storm ``Worker.doHeartBeat``, ``heartbeatToMasterIfLocalbeatFail``),
+        and writes ZooKeeper only its executors' figures, every ``executor.metrics.frequency.secs``, 60 s
+        by default (``Worker.doExecutorHeartbeats``; Pacemaker, when configured, takes even those). An old
+        beat there is then no dead worker by itself; 1.x workers wrote their liveness beat to ZooKeeper."""
+        versions = [s.version for s in self.supervisors()] + [n.version for n in self._records("nimbuses", StormNimbus)]
+        majors = {int(v.split(".")[0]) for v in versions if v and v.split(".")[0].isdigit()}
+        if not majors or max(majors) < 2:
+            return None
+        return (
+            "Storm 2.x workers report liveness to their supervisor and Nimbus, not to ZooKeeper: these beats "
+            "carry the executors' figures, written every executor.metrics.frequency.secs (60 s by default), "
+            "so an age past --stale-after is not by itself a dead worker (Nimbus's own view: storm list, the UI)"
+        )
+
     def executor_stats(self, topology: str | None = None) -> list[StormExecutorStat]:
         """Every executor counter of the heartbeats (executor, window, stream, metric, value)."""
         scope = f"/{self.resolve(topology)}" if topology else ""
@@ -277,7 +297,7 @@ class StormCluster:
             topology_id,
             parts.components,
             parts.executors,
-            executor_figures(parts.stats),
+            parts.figures,
             parts.workers,
             merge_last_errors(self._records(f"errors/{topology_id}", StormError)),
             root=self.root,
@@ -309,11 +329,16 @@ class StormCluster:
         if not components and not self.cluster.exists(self._path(f"storms/{topology_id}")):
             raise NotFoundError(f"topology {topology_id} has no storms node (killed?): no components to show")
         executors = self._records(f"assignments/{topology_id}", StormExecutor)
-        beats = list(self.cluster.records(self._path(f"workerbeats/{topology_id}"), detail=True, roots=self.roots))
+        # the heartbeats as columns: they keep an executor with no counter yet, which rows cannot
+        # (``storm_heartbeat._stat_columns``), and Storm counts it
+        path = self._path(f"workerbeats/{topology_id}")
+        beats = list(self.cluster.records(path, detail=DETAIL_COLUMNS, roots=self.roots))
         workers = [r for r in beats if isinstance(r, StormWorker)]
-        stats = [r for r in beats if isinstance(r, StormExecutorStat)]
+        columns = [r for r in beats if isinstance(r, StormExecutorStatColumns)]
+        stats = [row for c in columns for row in c.rows()]
+        figures = [f for c in columns for f in executor_figures_of_columns(c)]
         workers = with_heartbeat_age(workers, self.cluster.now(), stale_after_secs)
-        return _TopologyParts(components, executors, workers, stats)
+        return _TopologyParts(components, executors, workers, stats, figures)
 
     # errors -------------------------------------------------------------------------------------------
 

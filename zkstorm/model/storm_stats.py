@@ -7,7 +7,13 @@ StatsUtil.java``: ``aggPreMergeTopoPageBolt``/``…Spout``, ``mergeAggCompStatsT
 - emitted and transferred are summed over the component's executors and streams, system streams
   (ids starting ``__``) left out unless ``include_sys``; acked, failed and executed over every stream;
 - a latency is the average over executors and streams weighted by its count (execute and process
-  latency by executed, complete latency by acked);
+  latency by executed, complete latency by acked), each executor's weighted sum cut to whole
+  milliseconds before the executors' are added, as Storm's topology page does it: ``mergeAggCompStats
+  TopoPageBolt``/``…Spout`` add the latency totals with ``sumOr0``, whose first operand is the
+  accumulator's ``Integer`` 0, so every addition is a ``long`` one (found against a real Nimbus 2.8.3,
+  ``tests/data/real/storm-2.8.3``). The component page (``component_streams``, Storm's
+  ``aggCompExecsStats``) adds them as doubles, so the two pages can differ by under a millisecond per
+  executor in the total;
 - an executor's capacity is Σ(execute latency × executed) over its streams in the 10-minute window,
   over ``min(uptime, 600) × 1000`` ms (whatever window is shown, as Storm does); a bolt's capacity is
   the max over its executors (1.0 = busy all the time);
@@ -295,9 +301,10 @@ def component_stats(
                 total.acked += w.acked
                 total.failed += w.failed
                 total.executed += w.executed
-                total.execute_total += w.execute_total
-                total.process_total += w.process_total
-                total.complete_total += w.complete_total
+                # whole milliseconds per executor: Storm's long addition (see the module docstring)
+                total.execute_total += int(w.execute_total)
+                total.process_total += int(w.process_total)
+                total.complete_total += int(w.complete_total)
             bolt = kind == "bolt"
             spout = kind == "spout"
             rows.append(

@@ -376,13 +376,13 @@ class ClusterReads(Protocol):
         ...
 
     def decoded(
-        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+        self, path: str, *, depth: int | None = None, detail: Detail = False, roots: Roots | None = None
     ) -> Iterator[tuple[str, list[Any]]]:
         """(path, records) of every znode under ``path``; nothing when it is absent."""
         ...
 
     def records(
-        self, path: str, *, depth: int | None = None, detail: bool = False, roots: Roots | None = None
+        self, path: str, *, depth: int | None = None, detail: Detail = False, roots: Roots | None = None
     ) -> Iterator[Any]:
         """Every decoded record (and failure record) under ``path``; nothing when it is absent."""
         ...
