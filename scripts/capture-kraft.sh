@@ -11,6 +11,8 @@
 #   scripts/capture-kraft.sh jars VERSION          fetch that Kafka's jars (once) and print their folder
 #   scripts/capture-kraft.sh shell-jars VERSION    the same for the kafka-metadata-shell that reads it
 #   scripts/capture-kraft.sh expect VERSION DIR    what Kafka's readers say of DIR, as JSON on stdout
+#   scripts/capture-kraft.sh migrate [VERSION] [OUT]  a ZooKeeper cluster migrated to KRaft, at dual-write
+#                                                  (default 3.9.2 into tests/data/real/kraft-migration-3.9)
 #
 # The jars come from Maven Central through Maven itself: a throwaway pom in a temporary folder, then
 # `mvn dependency:copy-dependencies` into ~/.m2/zkstorm-kraft/<name> (ZKSTORM_KRAFT_JARS; the artifacts
@@ -179,8 +181,155 @@ broker.heartbeat.interval.ms=1000"
   echo "capture-kraft: wrote $out ($(du -sh "$out" | cut -f1))" >&2
 }
 
+# A ZooKeeper-mode Kafka cluster migrated to a KRaft controller (KIP-866), as docs/ops.html "ZooKeeper to
+# KRaft Migration" has it (3.9): a ZooKeeper (the one Kafka ships with) and three ZooKeeper-mode brokers
+# (AclAuthorizer), changed as KraftScenario.java changes a KRaft cluster; then a KRaft controller (node
+# 3000) formatted with the cluster's id and started with zookeeper.metadata.migration.enable, and the brokers
+# restarted one by one with the migration settings; once the controller has copied the metadata and writes
+# to both (its log: "Completed migration of metadata from ZooKeeper to KRaft"), MigrationSteps.java changes
+# it through the brokers. Then everything is stopped at once (kill -9: no shutdown writes) and ZooKeeper
+# cleanly, and OUT gets ZooKeeper's data dir (zookeeper/version-2) and the controller's metadata folder
+# (kraft/__cluster_metadata-0, kraft/meta.properties): the two sides at dual-write, ZooKeeper-mode brokers
+# still registered.
+migrate() {
+  local version="$1" out="$2" cp zkp c p1 p2 p3 common cid n f
+  cp="$(jars "$version")/*"
+  WORK="$(mktemp -d)"
+  local work="$WORK"
+  trap 'for p in $(cat "$WORK"/*.pid 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
+  zkp="$(free_port)"; c="$(free_port)"; p1="$(free_port)"; p2="$(free_port)"; p3="$(free_port)"
+  # preAllocSize (KiB): ZooKeeper's logs are otherwise 64 MiB of preallocated zeros
+  printf '%s\n' "dataDir=$work/zk" "clientPort=$zkp" "clientPortAddress=127.0.0.1" "admin.enableServer=false" \
+    "preAllocSize=64" "snapCount=100000" > "$work/zk.properties"
+  java -Xmx256m -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$work/zk.properties" \
+    > "$work/zk.log" 2>&1 &
+  echo $! > "$work/zk.pid"
+  # Kafka logs nothing without a log4j configuration; the controller's log says when the migration is done
+  printf '%s\n' "log4j.rootLogger=INFO, o" "log4j.appender.o=org.apache.log4j.ConsoleAppender" \
+    "log4j.appender.o.layout=org.apache.log4j.PatternLayout" "log4j.appender.o.layout.ConversionPattern=[%d] %p %m (%c)%n" \
+    > "$work/log4j.properties"
+  local log4j="-Dlog4j.configuration=file:$work/log4j.properties"
+  common="zookeeper.connect=127.0.0.1:$zkp
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+inter.broker.protocol.version=${version%.*}
+authorizer.class.name=kafka.security.authorizer.AclAuthorizer
+super.users=User:ANONYMOUS
+password.encoder.secret=zkstorm-capture-encoder-secret
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+group.initial.rebalance.delay.ms=0"
+  local migration="zookeeper.metadata.migration.enable=true
+controller.quorum.voters=3000@127.0.0.1:$c
+controller.listener.names=CONTROLLER"
+  for n in 1 2 3; do
+    local port; port="$(eval echo "\$p$n")"
+    printf '%s\n' "broker.id=$n" "broker.rack=rack-$(echo abc | cut -c$n)" "listeners=PLAINTEXT://127.0.0.1:$port" \
+      "log.dirs=$work/n$n" "$common" > "$work/n$n.properties"
+    { cat "$work/n$n.properties"; echo "$migration"; } > "$work/n$n-migrating.properties"
+  done
+  for n in 1 2 3; do
+    java -Xmx384m "$log4j" -cp "$cp" kafka.Kafka "$work/n$n.properties" > "$work/kafka-$n.log" 2>&1 &
+    echo $! > "$work/n$n.pid"
+  done
+  echo "capture-kraft migrate: Kafka $version, ZooKeeper 127.0.0.1:$zkp, brokers :$p1 :$p2 :$p3" >&2
+  java -cp "$cp" "$HERE/KraftScenario.java" "127.0.0.1:$p1" > "$work/scenario.log" 2>&1 || {
+    cat "$work/scenario.log" >&2; tail -40 "$work/kafka-1.log" >&2; exit 1
+  }
+  grep -E '^(ok|FAIL) ' "$work/scenario.log" >&2
+  cid="$(sed -n 's/^cluster.id=//p' "$work/n1/meta.properties")"
+  printf '%s\n' "process.roles=controller" "node.id=3000" "controller.quorum.voters=3000@127.0.0.1:$c" \
+    "controller.listener.names=CONTROLLER" "listeners=CONTROLLER://127.0.0.1:$c" \
+    "zookeeper.metadata.migration.enable=true" "zookeeper.connect=127.0.0.1:$zkp" \
+    "inter.broker.listener.name=PLAINTEXT" "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" \
+    "password.encoder.secret=zkstorm-capture-encoder-secret" "log.dirs=$work/c" \
+    "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer" "super.users=User:ANONYMOUS" \
+    > "$work/c.properties"
+  java -cp "$cp" kafka.tools.StorageTool format -t "$cid" -c "$work/c.properties" > "$work/format-c.log" 2>&1
+  java -Xmx384m "$log4j" -cp "$cp" kafka.Kafka "$work/c.properties" > "$work/controller.log" 2>&1 &
+  echo $! > "$work/c.pid"
+  echo "capture-kraft migrate: KRaft controller 3000 on :$c (cluster $cid); brokers restarted to migrate" >&2
+  for n in 1 2 3; do
+    kill -TERM "$(cat "$work/n$n.pid")"
+    for _ in $(seq 90); do kill -0 "$(cat "$work/n$n.pid")" 2>/dev/null || break; sleep 1; done
+    java -Xmx384m "$log4j" -cp "$cp" kafka.Kafka "$work/n$n-migrating.properties" >> "$work/kafka-$n.log" 2>&1 &
+    echo $! > "$work/n$n.pid"
+    sleep 5
+  done
+  for _ in $(seq 120); do
+    grep -q "Completed migration of metadata from ZooKeeper to KRaft" "$work/controller.log" && break
+    sleep 1
+  done
+  grep -q "Completed migration of metadata from ZooKeeper to KRaft" "$work/controller.log" || {
+    echo "capture-kraft migrate: the controller never completed the migration" >&2
+    grep -iE "migration|error" "$work/controller.log" | tail -40 >&2; exit 1
+  }
+  echo "capture-kraft migrate: dual-write" >&2
+  java -cp "$cp" "$HERE/MigrationSteps.java" "127.0.0.1:$p1" > "$work/steps.log" 2>&1 || cat "$work/steps.log" >&2
+  grep -E '^(ok|FAIL) ' "$work/steps.log" >&2
+  sleep 10  # the controller writes each change to ZooKeeper after its log
+  local dual_write brokers_on_kraft finalized
+  dual_write="$(date +%s%3N)"
+  # the brokers restarted in KRaft mode (docs/ops.html "Migrating brokers to KRaft"): node.id for broker.id,
+  # process.roles=broker, no zookeeper.* settings, StandardAuthorizer; ZooKeeper then has none registered
+  echo "capture-kraft migrate: brokers restarted in KRaft mode" >&2
+  for n in 1 2 3; do
+    local port; port="$(eval echo "\$p$n")"
+    printf '%s\n' "process.roles=broker" "node.id=$n" "broker.rack=rack-$(echo abc | cut -c$n)" \
+      "listeners=PLAINTEXT://127.0.0.1:$port" "log.dirs=$work/n$n" \
+      "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT" "inter.broker.listener.name=PLAINTEXT" \
+      "controller.quorum.voters=3000@127.0.0.1:$c" "controller.listener.names=CONTROLLER" \
+      "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer" "super.users=User:ANONYMOUS" \
+      "password.encoder.secret=zkstorm-capture-encoder-secret" "offsets.topic.replication.factor=1" \
+      "transaction.state.log.replication.factor=1" "transaction.state.log.min.isr=1" > "$work/n$n-kraft.properties"
+    kill -TERM "$(cat "$work/n$n.pid")"
+    for _ in $(seq 90); do kill -0 "$(cat "$work/n$n.pid")" 2>/dev/null || break; sleep 1; done
+    java -Xmx384m "$log4j" -cp "$cp" kafka.Kafka "$work/n$n-kraft.properties" >> "$work/kafka-$n.log" 2>&1 &
+    echo $! > "$work/n$n.pid"
+    sleep 5
+  done
+  sleep 20
+  brokers_on_kraft="$(date +%s%3N)"
+  # finalized (docs/ops.html "Finalizing the migration"): the controller restarted without the migration
+  # settings writes ZkMigrationStateRecord POST_MIGRATION, and ZooKeeper is written no more
+  echo "capture-kraft migrate: finalizing" >&2
+  grep -vE "^zookeeper\." "$work/c.properties" > "$work/c-final.properties"
+  kill -TERM "$(cat "$work/c.pid")"
+  for _ in $(seq 60); do kill -0 "$(cat "$work/c.pid")" 2>/dev/null || break; sleep 1; done
+  java -Xmx384m "$log4j" -cp "$cp" kafka.Kafka "$work/c-final.properties" >> "$work/controller.log" 2>&1 &
+  echo $! > "$work/c.pid"
+  for _ in $(seq 120); do
+    grep -q "from MIGRATION to POST_MIGRATION" "$work/controller.log" && break
+    sleep 1
+  done
+  grep -q "from MIGRATION to POST_MIGRATION" "$work/controller.log" || echo "capture-kraft migrate: never finalized" >&2
+  sleep 10
+  finalized="$(date +%s%3N)"
+  for n in c n1 n2 n3; do kill -9 "$(cat "$work/$n.pid")"; rm "$work/$n.pid"; done
+  kill -TERM "$(cat "$work/zk.pid")"
+  for _ in $(seq 30); do kill -0 "$(cat "$work/zk.pid")" 2>/dev/null || break; sleep 1; done
+  rm "$work/zk.pid"
+  wait 2>/dev/null || true
+  rm -rf "$out"
+  mkdir -p "$out/zookeeper/version-2" "$out/kraft/__cluster_metadata-0"
+  cp "$work"/zk/version-2/snapshot.* "$work"/zk/version-2/log.* "$out/zookeeper/version-2/"
+  cp "$work/c/meta.properties" "$out/kraft/meta.properties"
+  for f in "$work/c/__cluster_metadata-0"/*; do
+    case "$f" in *.index|*.timeindex|*.deleted|*.part) continue ;; esac
+    cp "$f" "$out/kraft/__cluster_metadata-0/"
+  done
+  grep -E "Completed migration|migration state|ZkMigrationState" "$work/controller.log" | head -20 > "$out/controller-migration.log" || true
+  # when each phase was settled (epoch ms): `--at` reads both sides as of one of them
+  printf '{"dual_write": %s, "brokers_on_kraft": %s, "finalized": %s}\n' "$dual_write" "$brokers_on_kraft" \
+    "$finalized" > "$out/moments.json"
+  chmod -R u+rw,go+r "$out"
+  echo "capture-kraft migrate: wrote $out ($(du -sh "$out" | cut -f1))" >&2
+}
+
 case "${1:-}" in
   jars) jars "$2" ;;
+  migrate) migrate "${2:-3.9.2}" "${3:-$REPO/tests/data/real/kraft-migration-3.9}" ;;
   shell-jars) shell_jars "$2" ;;
   expect) expect "$2" "$3" ;;
   *)

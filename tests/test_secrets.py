@@ -47,7 +47,11 @@ SECRETS = [
     TOKEN_HMAC,
     STORM_CREDENTIAL,
     WORKER_KEY.decode(),
+    "kraft-capture-key-password",  # a broker's password config, in the clear in the KRaft captures' logs
 ]
+# real KRaft metadata folders (tests/data/real): changes --from-kraft and kafka migration --kraft read them
+KRAFT_4X = str(Path(__file__).parent / "data" / "real" / "kraft-4.x")
+MIGRATED_KRAFT = str(Path(__file__).parent / "data" / "real" / "kraft-migration-3.9" / "kraft")
 TOPOLOGY = "fraud-scorer-3-1751880000"  # of the storm2 fixture
 JAAS = f'org.apache.kafka.common.security.plain.PlainLoginModule required username="svc" password="{JAAS_PASSWORD}";'
 SECRET_PATHS = {
@@ -156,6 +160,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("kafka", "consumers"): [["kafka", "consumers", "-f", "json"]],
     ("kafka", "health"): [["kafka", "health", "--detail"], ["kafka", "health", "-f", "prometheus"]],
     ("kafka", "roots"): [["kafka", "roots"]],
+    ("kafka", "migration"): [["kafka", "migration", "--kraft", MIGRATED_KRAFT, "--every", "-f", "json"]],
     ("zk", "members"): [["zk", "members"], ["zk", "members", "-f", "prometheus"]],
     ("zk", "health"): [["zk", "health"], ["zk", "health", "-f", "json"]],
     ("zk", "usage"): [["zk", "usage", "/"], ["zk", "usage", "/", "-f", "jsonl", "--limit", "0"]],
@@ -166,6 +171,8 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
         ["--from-files", DATADIR, "changes", "--since", SINCE, "--detail"],
         ["--from-files", DATADIR, "changes", "--since", SINCE, "-f", "jsonl"],
         ["--from-files", DATADIR, "changes", "--since", SINCE, "-f", "csv"],
+        ["--from-kraft", KRAFT_4X, "changes", "--detail"],
+        ["--from-kraft", KRAFT_4X, "changes", "-f", "jsonl"],
     ],
 }
 EXEMPT = {

@@ -48,10 +48,15 @@ class ChangeLog:
         stale_after_secs: float = STALE_AFTER_SECS,
         select: ChangeFilter | None = None,
         fast: bool = True,
+        reader: Any = None,
+        handlers: dict[str, Any] | None = None,
     ) -> None:
-        self.reader = ChangeReader(
+        # ``reader``: another log's units as txns and steps, in place of ZooKeeper's (``kraft.py``'s
+        # ``KraftChangeReader``), told by ``handlers`` (default ``handlers.HANDLERS``)
+        self.reader = reader or ChangeReader(
             paths, since=since, until=until, best_effort=best_effort, light=is_heartbeat, fast=fast
         )
+        self.handlers = handlers or HANDLERS
         self.chosen = roots or Roots()
         self.show_secrets = show_secrets
         self.stale_after_secs = stale_after_secs
@@ -84,7 +89,7 @@ class ChangeLog:
             self.roots,
             show_secrets=self.show_secrets,
             stale_after_secs=self.stale_after_secs,
-            handlers=HANDLERS,
+            handlers=self.handlers,
             rewrites=REWRITES,
         )
 

@@ -46,6 +46,7 @@ from ..records import (
 )
 from .select import change_kind
 
+KRAFT_ROOT = "kraft:"  # the Kafka root of a KRaft metadata log's changes (``sources.kraft.source.ROOT``)
 SHOWN = 6  # list members named in a line; the rest are counted
 
 
@@ -72,12 +73,18 @@ def _where(host: str | None, port: int | None) -> str:
     return f" ({host}:{port})" if host else ""
 
 
+def _holder(c: KafkaBrokerRegistered | KafkaBrokerGone) -> str:
+    """The registration's holder: its session in ZooKeeper, its broker epoch in KRaft (``changes/kraft.py``)."""
+    return f"broker epoch {c.session_id}" if c.root == KRAFT_ROOT else f"session {c.session_id:#x}"
+
+
 def _broker_registered(c: KafkaBrokerRegistered) -> str:
-    return f"broker {c.broker_id} registered{_where(c.host, c.port)}, session {c.session_id:#x}"
+    return f"broker {c.broker_id} registered{_where(c.host, c.port)}, {_holder(c)}"
 
 
 def _broker_gone(c: KafkaBrokerGone) -> str:
-    return f"broker {c.broker_id}{_where(c.host, c.port)} gone ({_session(c.how)}), session {c.session_id:#x}"
+    how = c.how.replace("_", " ")
+    return f"broker {c.broker_id}{_where(c.host, c.port)} gone ({_session(how)}), {_holder(c)}"
 
 
 def _controller_elected(c: KafkaControllerElected) -> str:
@@ -237,6 +244,13 @@ def heading(stats: Any, changes: int) -> str:
         return "no txn in that window"
     first, last = time_of(stats.first_time_ms), time_of(stats.last_time_ms)
     files = ", ".join(os.path.basename(p) for p in stats.logs)
+    if getattr(stats, "position", "zxid") == "offset":  # a KRaft metadata log (``changes/kraft.py``)
+        snapshot = os.path.basename(stats.snapshot) if stats.snapshot else "the log's start"
+        return (
+            f"changes {clock(first, date=True)} .. {clock(last, date=first.date() != last.date())} UTC "
+            f"(offset {stats.first_zxid}..{stats.last_zxid}): {changes:,} changes in {stats.txns:,} record "
+            f"batches; state from {snapshot}, segments {files}"
+        )
     snapshot = os.path.basename(stats.snapshot) if stats.snapshot else "?"
     return (
         f"changes {clock(first, date=True)} .. {clock(last, date=first.date() != last.date())} UTC "
@@ -281,5 +295,10 @@ def terminal_lines(log: Any, *, detail: bool) -> list[str]:
     out += [f"{clock(line.started_at, date=dated)}  {line.system:<9} {line.detail}" for line in log.summary()]
     if kept:
         out.append("")
-        out += [f"{clock(change.at, date=dated)}  {change.zxid:#x}  {describe(change)}" for change in kept]
+        out += [f"{clock(change.at, date=dated)}  {_position(change)}  {describe(change)}" for change in kept]
     return out
+
+
+def _position(change: Any) -> str:
+    """Where a change is in its log: a zxid (hex, as ZooKeeper prints them) or a KRaft offset (``@107``)."""
+    return f"@{change.zxid}" if getattr(change, "root", None) == KRAFT_ROOT else f"{change.zxid:#x}"

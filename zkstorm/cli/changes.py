@@ -49,7 +49,11 @@ def _bound(value: str | None, option: str) -> int | datetime | timedelta | None:
 
 
 @cli.command()
-@click.option("--since", default=None, help="Start: a zxid (0x1c8), an ISO time, or a duration back from the last txn.")
+@click.option(
+    "--since",
+    default=None,
+    help="Start: a zxid (0x1c8; with --from-kraft a log offset), an ISO time, or a duration back from the last txn.",
+)
 @click.option("--until", default=None, help="End (inclusive), as --since. Default: the end of the logs.")
 @click.option("--detail", is_flag=True, help="After the summary, every change, one line each.")
 @click.option("--kind", "kinds", multiple=True, help="Only changes of this kind (kafka_broker_gone, storm_*).")
@@ -86,15 +90,19 @@ def changes(
     fmt: Format,
 ) -> None:
     """What changed in Storm and Kafka between --since and --until, to the millisecond, from ZooKeeper's
-    transaction logs (--from-files DATADIR): a summary first, then (--detail) every change; -f json, jsonl
-    or csv for the change records; --out for Parquet. A damaged log exits 7 (--best-effort: what was
-    readable)."""
+    transaction logs (--from-files DATADIR) or a KRaft metadata log (--from-kraft DIR: the same change
+    kinds, a record batch's append time as the moment; --since/--until as a number are log offsets): a
+    summary first, then (--detail) every change; -f json, jsonl or csv for the change records; --out for
+    Parquet. A damaged log exits 7 (--best-effort: what was readable)."""
     from ..model import ChangeFilter
 
-    if not settings.from_files:
-        raise UsageError("changes reads ZooKeeper's transaction logs: give --from-files DATADIR")
-    if settings.at is not None or settings.at_zxid is not None:
-        raise UsageError("--at and --at-zxid choose one state to read; changes takes --since and --until")
+    if not settings.from_files and not settings.from_kraft:
+        raise UsageError(
+            "changes reads ZooKeeper's transaction logs or a KRaft metadata log: give --from-files DATADIR "
+            "or --from-kraft DIR"
+        )
+    if settings.at is not None or settings.at_zxid is not None or settings.at_offset is not None:
+        raise UsageError("--at, --at-zxid and --at-offset choose one state to read; changes takes --since and --until")
     select = ChangeFilter(kinds=kinds, topics=topics, topologies=topologies, brokers=brokers, paths=paths)
     cluster = settings.cluster()  # not opened: the changes read the files their own way
     log = cluster.changes(

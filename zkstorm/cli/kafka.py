@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import ExitCode, RootNotFoundError, UnhealthyError
+from ..errors import ExitCode, RootNotFoundError, UnhealthyError, UsageError
 from ..output import METRIC_FORMATS, VIEW_FORMATS, Format, Shown
 from .app import cli
 from .context import Settings, emit, say
@@ -215,6 +215,53 @@ def _shown(report: KafkaHealth, *, detail: bool) -> Shown:
         )
 
     return Shown(report.findings, KafkaFinding, table=table, view=report)
+
+
+@kafka.command("migration")
+@click.option(
+    "--kraft",
+    "kraft_dir",
+    required=True,
+    type=click.Path(),
+    help="The KRaft controller's metadata folder (__cluster_metadata-0, or the log dir holding it).",
+)
+@click.option(
+    "--kraft-at-offset",
+    type=click.IntRange(0),
+    default=None,
+    help="The KRaft side as of the record at this offset (else as of --at, or its end).",
+)
+@click.option("--check", is_flag=True, help="Exit 6 when any finding is at error level (a difference, no one phase).")
+@click.option("--every", is_flag=True, help="Every difference its own finding (else the first 8 of each kind).")
+@format_option(*VIEW_FORMATS, default=Format.TABLE)
+@click.pass_obj
+def kafka_migration(
+    settings: Settings, kraft_dir: str, kraft_at_offset: int | None, check: bool, every: bool, fmt: Format
+) -> None:
+    """A ZooKeeper to KRaft migration checked from both sides: the ZooKeeper data (--zk or --from-files)
+    and the KRaft controllers' metadata log (--kraft DIR): the phase (ZooKeeper brokers still registered,
+    dual-write, finalized), the KRaft offset /migration last recorded against the log's end, and every
+    topic, partition assignment, config and ACL one side holds and the other not, or holds otherwise.
+    With --from-files, --at reads both sides as of one time."""
+    from ..model import check_migration, from_kraft
+    from ..records import KafkaFinding
+
+    if settings.from_kraft:
+        raise UsageError("kafka migration reads ZooKeeper (--zk or --from-files) and --kraft DIR: not --from-kraft")
+    at = None if kraft_at_offset is not None else settings.at
+    with (
+        settings.cluster() as cluster,
+        from_kraft(kraft_dir, at_offset=kraft_at_offset, at=at, show_secrets=settings.show_secrets) as kraft,
+    ):
+        report = check_migration(cluster.kafka, kraft.kafka, every=every)
+    title = (
+        f"migration phase {report.phase}: KRaft state {report.kraft_state or 'none'}, /migration at offset "
+        f"{'none' if report.recorded_offset is None else report.recorded_offset} of a log ending at "
+        f"{'?' if report.log_end_offset is None else report.log_end_offset}"
+    )
+    emit(settings, fmt, Shown(report.findings, KafkaFinding, title=title))
+    if check and any(f.level == "error" for f in report.findings):
+        sys.exit(ExitCode.UNHEALTHY)
 
 
 @kafka.command("roots")

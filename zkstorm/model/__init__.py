@@ -18,6 +18,7 @@ from ..ensemble.usage import usage_rows
 from ..units import epoch_ms
 from .cluster import Cluster, ZnodeDetail
 from .kafka import KafkaCluster, KafkaHealth
+from .kafka_migration import MigrationReport, check_migration
 from .storm import StormCluster
 
 if TYPE_CHECKING:
@@ -41,9 +42,11 @@ __all__ = [
     "Ensemble",
     "KafkaCluster",
     "KafkaHealth",
+    "MigrationReport",
     "StormCluster",
     "Thresholds",
     "ZnodeDetail",
+    "check_migration",
     "connect",
     "from_files",
     "from_kraft",

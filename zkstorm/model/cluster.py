@@ -619,12 +619,27 @@ class Cluster:
         """What changed between ``since`` and ``until`` (zxids, datetimes, or timedeltas back from the last
         logged txn; by default all the logs hold), as a ``zkstorm.changes.ChangeLog``: iterate it for the
         change records, then ask for its ``summary()``. Only a cluster on ZooKeeper's files has a history
-        to read (``from_files``); its source need not be opened. ``select`` is a
+        to read (``from_files``), or on a KRaft metadata folder (``from_kraft``: ``since``/``until`` as
+        an int are log offsets; ``zkstorm.changes.kraft``); its source need not be opened. ``select`` is a
         ``zkstorm.changes.ChangeFilter``."""
         from ..changes import ChangeLog
         from ..sources.files.source import FileSource
+        from ..sources.kraft.source import KraftSource
 
         source = self.source
+        if isinstance(source, KraftSource):  # a KRaft metadata log: its batches, in offsets
+            from ..changes.kraft import KRAFT_HANDLERS, KraftChangeReader
+
+            reader = KraftChangeReader(source.folder, since=since, until=until, best_effort=source.best_effort)
+            return ChangeLog(
+                (),
+                roots=source.declared_roots,
+                show_secrets=self.show_secrets,
+                stale_after_secs=stale_after_secs,
+                select=select,
+                reader=reader,
+                handlers=KRAFT_HANDLERS,
+            )
         if not isinstance(source, FileSource):
             raise UsageError(
                 "changes are read from ZooKeeper's transaction logs: open the cluster on its files "

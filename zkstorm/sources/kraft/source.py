@@ -99,7 +99,7 @@ class KraftPlan:
         }
 
 
-def _folder_files(folder: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, str]]]:
+def folder_files(folder: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, str]]]:
     """The snapshots ((end offset, epoch, path), newest first) and segments ((base offset, path), in
     order) of a metadata folder; ``*.deleted``, ``*.part`` and ``*.cleaned`` files are not Kafka's data."""
     if not os.path.isdir(folder):
@@ -181,17 +181,17 @@ class KraftSource:
     def connect(self) -> None:
         if self.tree is not None:
             return
-        snapshots, segments = _folder_files(self.folder)
+        snapshots, segments = folder_files(self.folder)
         if not snapshots and not segments:
             raise FilesError(f"{self.folder}: no metadata log segment (*.log) or snapshot (*.checkpoint)")
         plan = KraftPlan(folder=self.folder)
-        self.cluster_id = self._cluster_id()
+        self.cluster_id = self.read_cluster_id()
         self.quorum = self._quorum_state()
         if self.at_time_ms is not None:
             self.at_offset = self._offset_at_time(segments, self.at_time_ms)
         target = self.at_offset
         replayer = Replayer()
-        start = self._load_snapshot(snapshots if self.use_snapshots else [], segments, target, replayer, plan)
+        start = self.load_snapshot(snapshots if self.use_snapshots else [], segments, target, replayer, plan)
         self._replay_log(segments, start, target, replayer, plan)
         image = replayer.image
         if replayer.in_transaction:
@@ -207,7 +207,7 @@ class KraftSource:
     def close(self) -> None:
         pass
 
-    def _cluster_id(self) -> str | None:
+    def read_cluster_id(self) -> str | None:
         """``cluster.id`` of the ``meta.properties`` beside the folder (its log dir's), or in it."""
         for candidate in (os.path.join(os.path.dirname(self.folder), "meta.properties"),
                           os.path.join(self.folder, "meta.properties")):  # fmt: skip
@@ -261,7 +261,7 @@ class KraftSource:
             raise FilesError(f"{self.folder}: no record to place --at by")
         return last
 
-    def _load_snapshot(
+    def load_snapshot(
         self,
         snapshots: list[tuple[int, int, str]],
         segments: list[tuple[int, str]],
@@ -314,7 +314,7 @@ class KraftSource:
                 raise FilesError(f"{path}: batches after the snapshot's footer")
             for record in item.records:
                 if item.control:
-                    name = _control_name(record.key)
+                    name = control_name(record.key)
                     if name == "SnapshotHeaderRecord":
                         header = True
                         _, value = kinds.read_control(name, record.value or b"", 0, len(record.value or b""))
@@ -387,7 +387,7 @@ class KraftSource:
                 return
             value = record.value or b""
             if batch.control:
-                name = _control_name(record.key)
+                name = control_name(record.key)
                 if name == "LeaderChangeMessage":
                     try:
                         _, message = kinds.read_control(name, value, 0, len(value))
@@ -525,6 +525,29 @@ class KraftSource:
             },
         }
 
+    def records_after(self, offset: int, until: int | None = None) -> dict[str, int]:
+        """Record type → how many metadata records the log holds after ``offset`` (up to ``until``,
+        inclusive: the end of what was read): a migration's ``/migration`` names the last offset written to
+        ZooKeeper, and what comes after it is not there yet. Read from the segments, headers first: only the
+        batches past ``offset`` are decoded."""
+        kinds = schemas()
+        counts: dict[str, int] = {}
+        for _, path in folder_files(self.folder)[1]:
+            for item in read_batches(path, wanted=lambda last, control: not control and last > offset):
+                if isinstance(item, BatchProblem):
+                    if item.stops:
+                        break
+                    continue
+                for record in item.records:
+                    if item.control or record.offset <= offset or (until is not None and record.offset > until):
+                        continue
+                    try:
+                        name, _, _ = kinds.read_metadata(record.value or b"", 0, len(record.value or b""))
+                    except MessageError:
+                        name = "unreadable"
+                    counts[name] = counts.get(name, 0) + 1
+        return counts
+
     def default_cluster_name(self) -> str:
         """This host: a nightly job of a KRaft folder runs on the controller that keeps it."""
         return socket.gethostname()
@@ -537,7 +560,7 @@ def batch_where(plan: KraftPlan, offset: int) -> str:
     return f"{plan.segments[-1] if plan.segments else plan.folder}: offset {offset}"
 
 
-def _control_name(key: bytes | None) -> str | None:
+def control_name(key: bytes | None) -> str | None:
     """The control record type its key names (``ControlRecordType.parse``: int16 version, int16 type)."""
     if key is None or len(key) < 4:
         return None
