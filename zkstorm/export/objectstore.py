@@ -50,6 +50,16 @@ def spark_can_open(spark: Any, location: str) -> bool:
     return True
 
 
+def hadoop_aws(spark: Any) -> str:
+    """The S3A connector's Maven coordinates for this Spark: hadoop-aws at the version of its own Hadoop
+    (the two must match; hadoop-aws brings the AWS SDK it was built with)."""
+    try:
+        version = str(spark.sparkContext._jvm.org.apache.hadoop.util.VersionInfo.getVersion())
+    except Exception:  # Py4J: no Hadoop on this Spark's classpath at all
+        version = "<your Spark's Hadoop version>"
+    return f"org.apache.hadoop:hadoop-aws:{version}"
+
+
 class Staging:
     """The local copies of one history run's remote locations; removed when the run ends.
 
@@ -78,8 +88,8 @@ class Staging:
             scheme = urlparse(location).scheme
             raise ZkstormError(
                 f"Spark cannot open {scheme}:// here (no Hadoop filesystem for it), and a local copy is readable "
-                f"by a local master only, not {master}: add the S3 connector to the cluster (hadoop-aws) and use "
-                "s3a://, or run zkstorm history with a local master"
+                f"by a local master only, not {master}: use s3a:// with --packages {hadoop_aws(self.spark)} "
+                "(spark.jars.packages), or run zkstorm history with a local master"
             )
         return True
 

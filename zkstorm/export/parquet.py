@@ -125,6 +125,10 @@ def open_filesystem(out: str) -> tuple[pafs.FileSystem, str]:
     sends the requests to AWS (apache/arrow issue 49643; 26 reads them)."""
     if "://" not in out:
         return pafs.LocalFileSystem(), os.path.abspath(out)
+    if out.startswith("s3a://"):
+        # Hadoop's name for the same bucket (its S3A connector): one URL for the nightly snapshot and for
+        # the history job on a Spark cluster with hadoop-aws; pyarrow knows it as s3://
+        out = "s3://" + out[len("s3a://") :]
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if out.startswith("s3://") and endpoint and "?" not in out:  # a query in the URI says it all itself
         return pafs.S3FileSystem(endpoint_override=endpoint), out[len("s3://") :].rstrip("/")
@@ -644,7 +648,7 @@ def manifest_root(manifest: dict[str, Any], table: str) -> str | None:
 
 
 def schema_markdown(record_types: tuple[type, ...] | None = None) -> str:
-    """The snapshot schema as Markdown (tables, columns, Arrow types), as the README documents it; or that
+    """The snapshot schema as Markdown (tables, columns, Arrow types), as docs/snapshots.md documents it; or that
     of ``record_types`` (the change kinds that ``changes --out`` writes with the same writer)."""
     from ..records import RECORD_TYPES, VIEW_ONLY_TYPES
 
