@@ -45,7 +45,7 @@ $(JARS_DIR)/%/.complete: tests/real/pom.xml
 	mvn -q -B -f tests/real/pom.xml -P $* dependency:copy-dependencies -DoutputDirectory=$(JARS_DIR)/$*
 	@touch $@
 
-bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs the sequential walk (35k real-format znodes), history (2 small snapshots; a year of 100k partitions, full and nightly), a million partitions (as a snapshot file), S3 round trip; then kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns); last, every figure against its target with the machine (bench/summary.py)
+bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs the sequential walk (35k real-format znodes), history (2 small snapshots; a year of 100k partitions, full, and the nightly update at 30 and 365 nights), a million partitions (as a snapshot file), S3 round trip; then kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns); last, every figure against its target with the machine (bench/summary.py)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
 	$(BIN)/python -u bench/bench_history.py --json bench-results/history.json
 	$(BIN)/python -u bench/bench_scale.py --json bench-results/scale.json

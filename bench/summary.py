@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench_history import FLAT as UPDATE_FLAT
 from bench_scale import STREAMING, STREAMING_RSS_MIB
 from benchlib import read_result
 
@@ -94,10 +95,25 @@ def history_lines(history: dict[str, Any]) -> list[str]:
         f"{update:.1f}s, target {NIGHTLY_UPDATE_SECONDS:.0f}s {verdict(update <= NIGHTLY_UPDATE_SECONDS)}; "
         f"full rebuild {year['rebuild_seconds']:.1f}s; tables "
         + ("identical" if year["incremental_equals_full"] else "DIFFER"),
+        *_flat_lines(year),
         "the update's stages: "
         + ("; ".join(f"{s['stage']} {s['seconds']:.1f}s" for s in year.get("update_stages", [])) or "not logged"),
         *_update_why_not(year),
         f"two small snapshots {small['seconds']:.1f}s against a bare Spark start of {small['bare_spark_seconds']:.1f}s",
+    ]
+
+
+def _flat_lines(year: dict[str, Any]) -> list[str]:
+    """The update at a month's nights against the year's: both under the target, and within
+    ``UPDATE_FLAT`` of each other (the update's cost flat in the history's length)."""
+    if "update_month_seconds" not in year:
+        return ["nightly update at 30 nights: not measured (a result from before it was)"]
+    month, update = year["update_month_seconds"], year["update_seconds"]
+    apart = abs(update - month) / min(update, month)
+    return [
+        f"nightly update at {year['month_nights']} nights {month:.1f}s, target {NIGHTLY_UPDATE_SECONDS:.0f}s "
+        f"{verdict(month <= NIGHTLY_UPDATE_SECONDS)}; at {year['nights']} nights {update:.1f}s, {apart:.0%} apart, "
+        f"target within {UPDATE_FLAT:.0%} {verdict(apart <= UPDATE_FLAT)}"
     ]
 
 

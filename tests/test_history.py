@@ -522,6 +522,30 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     rebuilt, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
     for name, table in rebuilt.items():
         assertDataFrameEqual(kept[name], table)
+    assert _facts_out_of_snapshot_order(out) == []  # the compacted run too
+
+
+def _facts_out_of_snapshot_order(out: Path) -> list[str]:
+    """The kept fact files (``_history/facts/<fact>/run=<id>``) whose rows are not in ``snapshot_id``
+    order: a nightly run reads one night of them by that id, and only sorted files let Parquet's page
+    statistics skip the others."""
+    import pyarrow.parquet as pq
+
+    unsorted = []
+    files = sorted((out / "_history" / "facts").glob("*/run=*/*.parquet"))
+    for path in files:
+        ids = pq.read_table(path, columns=["snapshot_id"])["snapshot_id"].to_pylist()
+        if ids != sorted(ids):
+            unsorted.append(str(path.relative_to(out)))
+    assert files
+    return unsorted
+
+
+def test_the_kept_facts_are_sorted_by_snapshot_so_a_night_is_read_alone(result: Any) -> None:
+    """The full rebuild's facts, each file in ``snapshot_id`` order (``jobs/store.py``): the kept rows of
+    the night before a new one are then read without reading the year's."""
+    _, full_out, _ = result
+    assert _facts_out_of_snapshot_order(full_out / "tables") == []
 
 
 def _weeks_history(result: Any, tmp_path: Path) -> Path:

@@ -7,6 +7,15 @@ there for the next one. A full rebuild, and a compaction (every ``COMPACT_AFTER`
 stay a few files each), write one run that replaces all before it; the replaced folders are removed
 once the new marker is written. Everything goes through Spark and Hadoop's FileSystem, so OUT may be
 any path Spark can write (``hdfs://``, ``s3a://``, a local folder).
+
+Each fact's file is sorted by ``snapshot_id``. A nightly run reads the kept rows of one night (the
+night before the new one, ``facts.Window.seen_at_context``); sorted, Parquet's page statistics let the
+``snapshot_id IN (...)`` filter skip every other night's pages, so that read costs one night and not
+the year. Spark's event log (``internal.metrics.input.recordsRead``) of a nightly update's read of the
+kept under-replicated partitions, 100,000 partitions, 63,776 rows wanted: unsorted, 2,551,035 read at 40
+nights (every night's; the year grows it), sorted 71,035; out of a 360-night file, 79,315. The sort costs
+little on a night's rows and more on a compaction's rewrite of the year's. A store written unsorted
+reads the same, only slower, until its next compaction or rebuild sorts it.
 """
 
 from __future__ import annotations
@@ -98,7 +107,7 @@ class HistoryStore:
         (a full rebuild)."""
 
         def write(name: str) -> None:
-            frame = facts[name].coalesce(partitions)
+            frame = facts[name].coalesce(partitions).sortWithinPartitions("snapshot_id")
             frame.write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
 
         with ThreadPoolExecutor(writers) as pool:
