@@ -25,8 +25,9 @@ $(STAMP): pyproject.toml
 
 dev: $(STAMP) ## Create .venv with zkstorm and its dev tools (pyspark, pytest, ruff, mypy)
 
-demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters and inspect it (KEEP=1 keeps it running)
-	@bash scripts/demo.sh "$(DEMO_SANDBOX)" "$(KEEP)"
+demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters and inspect it (KEEP=1 keeps it running; REAL=1: real ZooKeeper, Kafka 3.9.2 and Storm 2.8.3 daemons instead, Java 17 needed)
+	@if [ -n "$(REAL)" ]; then $(MAKE) --no-print-directory jars; fi
+	@bash scripts/demo.sh "$(DEMO_SANDBOX)" "$(KEEP)" "$(REAL)"
 
 check: $(STAMP) ## The suite to run often (about 3 min): unit and ZooKeeper tests; no Spark, browser, real cluster or slow large-tree test
 	@bash scripts/test-deps.sh --check
@@ -61,6 +62,16 @@ lint: $(STAMP) ## ruff (format check + lint) and mypy
 	$(BIN)/ruff check zkstorm tests bench
 	$(BIN)/mypy zkstorm
 
+docs: $(STAMP) ## Build the docs site into site/ (MkDocs + Material, warnings are errors), then open site/index.html
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-generate: $(STAMP) ## Rewrite the docs' generated parts (CLI reference, columns, schemas, examples' output) and SVG captures
+	$(BIN)/python scripts/docs_gen.py
+
+docs-captures: $(STAMP) ## Retake the docs' captures: kafka health and changes (rich's SVG), the history report (Spark, Chromium)
+	$(BIN)/python scripts/docs_gen.py --captures
+	ZKSTORM_UPDATE_GOLDEN=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_history.py -k the_demo_weeks_report_names_its_staged_incidents
+
 clean: ## Remove the virtualenv, caches and demo state
 	-ZKSTORM_SANDBOX_DIR=$(DEMO_SANDBOX) $(BIN)/zkstorm sandbox stop 2>/dev/null
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results $(DEMO_SANDBOX) .demo-snapshots .demo-week .demo-history .demo-history.html *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results site $(DEMO_SANDBOX) .demo-snapshots .demo-week .demo-history .demo-history.html .demo-real *.egg-info

@@ -22,7 +22,9 @@ alone still finds the cluster in its state):
 ``deleted``       a topic deleted with every broker up (``single``), gone from ZooKeeper at once
 
 Each step records when it acted and when Kafka showed the result (``events``), which ``zkstorm changes``
-is held to. With ``capture`` set, each moment is also written there (``capture.Moment.save``).
+is held to. With ``capture`` set, each moment is also written there (``capture.Moment.save``). With
+``snapshots`` set, ``zkstorm snapshot`` is taken there after each of ``SNAPSHOT_AFTER`` (before the
+broker kill, after it, after the restart), which ``zkstorm history`` is held to.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from .capture import Moment, dump
 from .compare import Fact
 from .kafka import SESSION_TIMEOUT_MS, KafkaCluster
 from .truth import ToolFailed
-from .views import Shown, facts, read_views
+from .views import Shown, facts, read_views, run
 
 STEPS = (
     "started",
@@ -59,6 +61,8 @@ STEPS = (
 TOPICS = {"orders": (6, 3), "payments": (3, 2), "single": (3, 1), "wide": (12, 3)}
 BROKER_PASSWORD = "zkstorm-real-broker-pw"
 SCRAM_PASSWORDS = {"alice": "zkstorm-real-alice-pw", "bob": "zkstorm-real-bob-pw"}
+SNAPSHOT_AFTER = ("reassigned", "broker_down", "broker_back")
+HISTORY_VERSION = "3.9.2"  # the version whose snapshots the one history run reads
 THROTTLE = 10  # bytes/s: the reassignment stays in flight until it is lifted
 
 
@@ -91,6 +95,8 @@ class KafkaScenario:
     timings: dict[str, tuple[float, float]] = field(default_factory=dict)  # step: (acting, its moment) in s
     retries: dict[str, int] = field(default_factory=dict)  # step: moments taken again (something changed)
     failed: str | None = None  # a step that raised: the ones after it are not tried
+    snapshots: Path | None = None  # where ``zkstorm snapshot`` writes after each of ``SNAPSHOT_AFTER``
+    snapshot_ids: dict[str, str] = field(default_factory=dict)  # step: its snapshot's id
 
     @property
     def profile(self) -> str:
@@ -117,10 +123,23 @@ class KafkaScenario:
             getattr(self, f"_{name}")()
             acted = time.monotonic()
             self.seen[name] = self.moment(name)
+            if self.snapshots is not None and name in SNAPSHOT_AFTER:
+                self.snapshot(name)
             self.timings[name] = (acted - started, time.monotonic() - acted)
             self.done.append(name)
             self.failed = None
         return self.seen[step]
+
+    def snapshot(self, step: str) -> None:
+        """``zkstorm snapshot`` of the cluster as the step left it, under an id of its own (the default id is
+        one a day: a second one the same day would replace the first)."""
+        assert self.snapshots is not None
+        snapshot_id = f"{self.profile}@{len(self.snapshot_ids)}-{step}"
+        result = run(
+            *self.where, "snapshot", str(self.snapshots), "--cluster", self.profile, "--snapshot-id", snapshot_id
+        )
+        assert result.exit_code == 0, f"snapshot after {step}: {result.stderr}"
+        self.snapshot_ids[step] = snapshot_id
 
     # --- the moment after a step --------------------------------------------------------------------
 

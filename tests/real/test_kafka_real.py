@@ -4,12 +4,14 @@ One real three-broker cluster per version (``kafka`` fixture: 3.9.2, the last wi
 2.8.2, the older layout), driven through Kafka's tools step by step (``scenario.py``); after each step,
 every view is compared fact by fact with Kafka's answer read at the same moment (``compare.py``). A
 test fails on any disagreement and names each one. Then the same views from ZooKeeper's own files
-(``--from-files``), and ``zkstorm changes`` against the times the scenario recorded.
+(``--from-files``), ``zkstorm changes`` against the times the scenario recorded, and ``zkstorm
+history`` over snapshots taken before and after the broker kill.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -17,7 +19,16 @@ import pytest
 from tests.real import compare, views
 from tests.real.conftest import count
 from tests.real.kafka import SESSION_TIMEOUT_MS
-from tests.real.scenario import BROKER_PASSWORD, SCRAM_PASSWORDS, TOPICS, KafkaScenario, Seen
+from tests.real.scenario import (
+    BROKER_PASSWORD,
+    HISTORY_VERSION,
+    SCRAM_PASSWORDS,
+    SNAPSHOT_AFTER,
+    TOPICS,
+    KafkaScenario,
+    Seen,
+)
+from zkstorm.jobs.history import run_history
 
 pytestmark = pytest.mark.real_cluster
 
@@ -187,3 +198,32 @@ def test_changes_name_the_events_when_they_happened(kafka: KafkaScenario) -> Non
                 f"{kind} {event[key]} between {low} and {high}: zkstorm has {[c['time_ms'] for c in found]}"
             )
     assert not problems, "\n".join(problems)
+
+
+def _taken(kafka: KafkaScenario, step: str) -> datetime:
+    """When the snapshot after ``step`` was taken (its manifest's ``snapshot_time``)."""
+    assert kafka.snapshots is not None
+    manifest = kafka.snapshots / "_manifests" / f"{kafka.snapshot_ids[step]}.json"
+    return datetime.fromisoformat(json.loads(manifest.read_text())["snapshot_time"])
+
+
+@pytest.mark.spark
+def test_history_names_the_broker_kill_between_the_right_snapshots(kafka: KafkaScenario, spark: Any) -> None:
+    """``zkstorm history`` over the snapshots taken before the broker kill, after it and after the restart
+    (``scenario.SNAPSHOT_AFTER``): the broker gone from the second to the third, the partitions it alone
+    held offline as long, and the controller moved off it at the second. One history run a session: the
+    3.9.2 cluster's (``scenario.HISTORY_VERSION``)."""
+    if kafka.snapshots is None:
+        pytest.skip(f"one history run a session: the {HISTORY_VERSION} cluster's snapshots")
+    kafka.reach("broker_back")
+    outcome = run_history(spark, str(kafka.snapshots))
+    assert outcome.snapshots == len(SNAPSHOT_AFTER)
+    down, back = _taken(kafka, "broker_down"), _taken(kafka, "broker_back")
+    found = {i.kind: i for i in outcome.incidents}
+    gone = found.get("broker_gone")
+    assert gone is not None, [i.summary for i in outcome.incidents]
+    assert (gone.subjects, gone.started, gone.ended, gone.ongoing) == ([f"broker {kafka.killed}"], down, back, False)
+    offline = found.get("partitions_offline")
+    assert offline is not None and (offline.started, offline.ended) == (down, back), offline
+    moved = found.get("controller_election")
+    assert moved is not None and moved.started == down and f"broker {kafka.killed}" in moved.subjects, moved
