@@ -878,14 +878,14 @@ def test_reading_changes_holds_the_states_it_needs_not_the_tree_nor_the_txns(inc
     assert log.stats.txns > len(touched)
 
 
-def test_readme_documents_the_change_kinds_columns() -> None:
+def test_docs_document_the_change_kinds_columns() -> None:
     from zkstorm.export.parquet import schema_markdown, table_name
     from zkstorm.records import CHANGE_TYPES
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    documented = readme.split("<!-- changes-schema:start -->\n", 1)[1].split("<!-- changes-schema:end -->", 1)[0]
+    page = (Path(__file__).parents[1] / "docs" / "changes.md").read_text()
+    documented = page.split("<!-- changes-schema:start -->\n", 1)[1].split("<!-- changes-schema:end -->", 1)[0]
     assert documented == schema_markdown(CHANGE_TYPES)
-    assert all(f"`{table_name(t)}`" in readme.split("### The change kinds", 1)[1] for t in CHANGE_TYPES)
+    assert all(f"`{table_name(t)}`" in page.split("## The change kinds", 1)[1] for t in CHANGE_TYPES)
 
 
 # --- window bounds at every extreme: a usage error naming what is wrong, never an empty window or everything ---

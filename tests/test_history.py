@@ -782,7 +782,7 @@ def test_the_demo_weeks_report_names_its_staged_incidents(
     spark: Any, browser: tuple[str, str], demo_week: Any, tmp_path: Path
 ) -> None:
     """The report of the demo's week, in Chromium: each incident the demo staged is on the timeline
-    with its subject. Its screenshot is the README's (rewritten with ZKSTORM_UPDATE_GOLDEN=1)."""
+    with its subject. Its screenshot is docs/history.md's (rewritten with ZKSTORM_UPDATE_GOLDEN=1)."""
     import os
 
     week, staged = demo_week
@@ -817,9 +817,9 @@ def test_every_fact_reads_tables_a_snapshot_writes(demo_week: Any) -> None:
         assert set(fact.tables) <= written, (fact.name, set(fact.tables) - written)
 
 
-def test_the_readme_shows_the_reports_screenshot() -> None:
-    readme = (REPO / "README.md").read_text()
-    assert f"]({SCREENSHOT.relative_to(REPO)})" in readme and SCREENSHOT.exists()
+def test_the_docs_show_the_reports_screenshot() -> None:
+    page = (REPO / "docs" / "history.md").read_text()
+    assert f"]({SCREENSHOT.relative_to(REPO / 'docs')})" in page and SCREENSHOT.exists()
 
 
 def test_the_snapshot_a_new_one_is_compared_with_is_the_one_just_before_it_in_time_then_id_order() -> None:

@@ -252,12 +252,12 @@ def test_every_package_is_installed() -> None:
     assert set(config["tool"]["setuptools"]["packages"]) == packages
 
 
-def test_the_readmes_module_table_matches_the_tree() -> None:
-    """Every module is in the README's table of where things go, in the row of its folder (a folder of
+def test_the_docs_module_table_matches_the_tree() -> None:
+    """Every module is in docs/contributing.md's table of where things go, in the row of its folder (a folder of
     its own, ``sources/files/``, may stand for its modules), and every module the table names exists."""
     import re
 
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "contributing.md").read_text()
     table = readme.split("| module | job |", 1)[1].split("\n\n", 1)[0]
     rows = {}
     for line in table.splitlines()[2:]:
@@ -275,9 +275,9 @@ def test_the_readmes_module_table_matches_the_tree() -> None:
         folder = f"`{relative.parent.name}/`" if len(relative.parts) > 2 else None
         if f"`{relative.name}`" not in row and not (folder and folder in row):
             missing.append(str(relative))
-    assert not missing, f"not in the README's module table: {missing}"
+    assert not missing, f"not in docs/contributing.md's module table: {missing}"
     stale = [name for name in named_files if not list(PACKAGE.rglob(name.rsplit("/", 1)[-1]))]
-    assert not stale, f"the README's module table names modules that do not exist: {stale}"
+    assert not stale, f"docs/contributing.md's module table names modules that do not exist: {stale}"
 
 
 def test_a_walk_does_not_load_the_transaction_log_readers() -> None:

@@ -114,8 +114,8 @@ def test_sandbox_start_status_stop(tmp_path) -> None:  # type: ignore[no-untyped
     assert runner.invoke(cli, ["sandbox", "status", "--dir", state]).exit_code == 4
 
 
-def test_the_readme_library_example_runs_as_written(zk_root: Chroot) -> None:
-    """The README's Python example, extracted verbatim and run in a fresh interpreter against a seeded
+def test_the_docs_library_example_runs_as_written(zk_root: Chroot) -> None:
+    """The Python example of docs/library.md, extracted verbatim and run in a fresh interpreter against a seeded
     cluster, prints what it promises from the model's records."""
     import os
     import re
@@ -123,9 +123,8 @@ def test_the_readme_library_example_runs_as_written(zk_root: Chroot) -> None:
     import sys
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## As a Python library", 1)[1]
-    (example,) = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.S)
+    page = (Path(__file__).resolve().parents[1] / "docs" / "library.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", page, re.S)
     seed(zk_root.zk, cluster(scale=1, now=int(time.time())))
     result = subprocess.run(
         [sys.executable, "-c", example],

@@ -314,10 +314,10 @@ def test_manifest_listing_api(storm_and_kafka: Chroot, tmp_path: Path) -> None:
     assert manifest["tool"].startswith("zkstorm ") and manifest["source"]["zk"]
 
 
-def test_readme_documents_the_current_schema() -> None:
+def test_docs_document_the_current_schema() -> None:
     from zkstorm.export.parquet import schema_markdown
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "snapshots.md").read_text()
     documented = readme.split("<!-- schema:start -->\n", 1)[1].split("<!-- schema:end -->", 1)[0]
     assert documented == schema_markdown()
 

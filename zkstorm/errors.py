@@ -97,7 +97,7 @@ class OutOfMemoryError(ZkstormError):
 
 class FailureType(StrEnum):
     """Why a znode is a ``decode_failure``: one snake_case vocabulary for scripts, the CLI and the
-    snapshot's ``failure_type`` column (each value is explained in the README, "Failure types")."""
+    snapshot's ``failure_type`` column (each value is explained in docs/health.md, "Failure types")."""
 
     EMPTY_DATA = "empty_data"  # no bytes where a payload belongs
     UNKNOWN_ENCODING = "unknown_encoding"  # not gzip, zstd, Thrift, Java serialization or JSON where one is due

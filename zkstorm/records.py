@@ -2047,6 +2047,6 @@ RECORD_TYPES: tuple[type, ...] = (
 )
 
 # Records a view computes for the terminal and never a snapshot table (the snapshot keeps the findings
-# and the rows they summarize or compare; the schema in the README lists the rest). The ensemble's findings
+# and the rows they summarize or compare; the schema in docs/snapshots.md lists the rest). The ensemble's findings
 # are judged on thresholds given at the moment: the snapshot keeps the members and usage they come from.
 VIEW_ONLY_TYPES: tuple[type, ...] = (KafkaFindingSummary, WatchChange, ZkFinding, ChangeLine, ChangeSummary)

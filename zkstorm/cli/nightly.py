@@ -168,7 +168,7 @@ def history(
     """Cluster-health history over every committed snapshot under SNAPSHOTS (a PySpark job): error
     trends, flapping supervisors, restarts, ISR shrinks, under-replication, controller moves, growth.
     With --out holding an earlier run's history, only newer snapshots are read (incremental).
-    On a cluster: spark-submit zkstorm/jobs/history.py with the same arguments (see the README)."""
+    On a cluster: spark-submit zkstorm/jobs/history.py with the same arguments (docs/history-on-a-cluster.md)."""
     from ..jobs.history import HistoryResult, run, summary
 
     result = run(

@@ -13,7 +13,7 @@ bidi controls as ``\x1b``, ``\u202e``), in ``Family.add``, the one way a value e
 series is a gauge of the state the command read; labels are bounded: a root, a topic, a broker id, a
 topology name, a finding kind, a status, an ensemble member (host:port; an ensemble has a handful), never
 a partition, a worker or a Storm or Kafka host. The metric names, labels
-and units are listed in the README ("Prometheus").
+and units are listed in docs/prometheus.md.
 """
 
 from __future__ import annotations
