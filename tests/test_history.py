@@ -105,8 +105,8 @@ def _records(i: int) -> list[Any]:
         out.append(
             StormTopology(
                 root="/storm",
-                topology_id=tid, name=tid, status=status, num_workers=1, launch_time_secs=None, launched_at=None,
-                owner=None, principal=None, topology_version=None, prev_status=None, action=None,
+                topology_id=tid, name=f"words-{tid.lower()}", status=status, num_workers=1, launch_time_secs=None,
+                launched_at=None, owner=None, principal=None, topology_version=None, prev_status=None, action=None,
                 action_wait_secs=None, rebalance_num_workers=None, num_executors=1, num_components=1, format="thrift",
                 name_derived=False,
             )
@@ -322,6 +322,16 @@ def test_incidents_name_what_happened_and_when(spark: Any, result: Any) -> None:
     assert sorted((r["kind"], r["summary"]) for r in stored) == sorted((i.kind, i.summary) for i in outcome.incidents)
 
 
+def test_a_topology_gone_is_one_incident_at_the_first_snapshot_without_it(result: Any) -> None:
+    """Topology B (INACTIVE on day 1) is not in day 2's snapshot: named with its name, id and last status
+    at day 2, ended there (an id never comes back); A and C, there to the end, are not named."""
+    outcome, _, _ = result
+    (gone,) = _incidents(outcome, "topology_gone")
+    assert (gone.subjects, gone.started, gone.ended, gone.ongoing) == (["B"], _day(2), _day(2), False)
+    assert gone.summary == "topology words-b (B) gone since the previous snapshot; last seen INACTIVE"
+    assert (gone.system, gone.level, gone.chart) == ("Storm", "warning", "storm_topology_churn")
+
+
 def test_storm_topology_metrics(spark: Any, result: Any) -> None:
     rows = _table(spark, result, "storm_topology_status")
     got = {(r["snapshot_time"].astimezone(UTC), r["status"]): r["topologies"] for r in rows}
@@ -523,6 +533,12 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     for name, table in rebuilt.items():
         assertDataFrameEqual(kept[name], table)
     assert _facts_out_of_snapshot_order(out) == []  # the compacted run too
+    # the topologies present (topology_gone's fact), kept night by night, are the rebuild's
+    kept_facts, rebuilt_facts = out / "_history" / "facts", full_out / "tables" / "_history" / "facts"
+    assert {p.name for p in kept_facts.iterdir()} == {p.name for p in rebuilt_facts.iterdir()}
+    present = [spark.read.parquet(str(f / "storm_topology_presence")).drop("run") for f in (kept_facts, rebuilt_facts)]
+    assert present[0].count() == sum(len(t) for t in TOPOLOGIES)
+    assertDataFrameEqual(*present)
 
 
 def _facts_out_of_snapshot_order(out: Path) -> list[str]:

@@ -106,6 +106,7 @@ def storm(real_cluster: Path, zk_server: Any, writer: Any) -> Iterator[StormScen
         capture = os.environ.get("ZKSTORM_REAL_CAPTURE")
         scenario = StormScenario(cluster, zk_server, writer, capture=Path(capture) if capture else None)
         scenario.started_zxid = started_zxid
+        scenario.snapshots = real_cluster / storm_real.PROFILE / "snapshots"  # the one Storm history run's
         yield scenario
     finally:
         TIMINGS[storm_real.PROFILE] = (scenario.timings, scenario.retries) if scenario else ({}, {})

@@ -33,6 +33,7 @@ VERSION = "2.8.3"
 SOURCE = Path(__file__).parent / "java" / "StormTruth.java"
 METRICS_SECS = 5  # short for a quick test, long enough for quiet moments between the beats
 TOPOLOGY = "words"
+SUPERVISOR_HOSTS = ("storm-host-1", "storm-host-2")  # each supervisor's hostname (java/StormTruth.java)
 
 LOG4J2 = """\
 <?xml version="1.0" encoding="UTF-8"?>

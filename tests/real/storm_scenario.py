@@ -18,6 +18,10 @@ Each step records when it acted and when Storm showed its result (``events``: th
 changed, its assignment moved, the supervisor gone, the topology removed), which ``zkstorm changes``
 over ZooKeeper's own log is held against (``test_storm_real``).
 
+With ``snapshots`` set, ``zkstorm snapshot`` is taken there after each of ``SNAPSHOT_AFTER`` (running,
+the supervisor stopped, KILLED, removed: right after Storm showed the step's result, before its moment, so
+the KILLED one is inside the kill's wait), which ``zkstorm history`` is held to (``test_storm_real``).
+
 A moment is taken only when no znode under the root changed between a dump before Storm was asked and a
 dump after zkstorm read (``consistent``). Nimbus computes its figures from the same workerbeats znodes
 (``storm_compare`` says why they must then be equal).
@@ -38,10 +42,11 @@ from .capture import Moment, dump
 from .compare import Fact
 from .storm import TOPOLOGY, StormCluster
 from .storm_views import facts, live_ids, read_views
-from .views import Shown
+from .views import Shown, run
 
 STEPS = ("started", "rebalanced", "deactivated", "activated", "supervisor_down", "killing", "removed")
 KILL_WAIT_SECS = 12  # the KILLED moment is taken within it
+SNAPSHOT_AFTER = ("activated", "supervisor_down", "killing", "removed")
 
 
 @dataclass
@@ -85,6 +90,8 @@ class StormScenario:
     events: list[dict[str, Any]] = field(default_factory=list)
     killed_ms: int = 0  # when kill was asked for (the removal follows it)
     started_zxid: int = 0  # the server's last zxid before the cluster started (``zkstorm changes --since``)
+    snapshots: Path | None = None  # where ``zkstorm snapshot`` writes after each of ``SNAPSHOT_AFTER``
+    snapshot_ids: dict[str, str] = field(default_factory=dict)  # step: its snapshot's id
 
     @property
     def where(self) -> list[str]:
@@ -99,12 +106,25 @@ class StormScenario:
             self.failed = name
             started = time.monotonic()
             getattr(self, f"_{name}")()
+            if self.snapshots is not None and name in SNAPSHOT_AFTER:
+                self.snapshot(name)
             acted = time.monotonic()
             self.seen[name] = self.moment(name)
             self.timings[name] = (acted - started, time.monotonic() - acted)
             self.done.append(name)
             self.failed = None
         return self.seen[step]
+
+    def snapshot(self, step: str) -> None:
+        """``zkstorm snapshot`` of the Storm root as the step left it, under an id of its own (the default
+        id is one a day: a second one the same day would replace the first)."""
+        assert self.snapshots is not None
+        snapshot_id = f"{self.profile}@{len(self.snapshot_ids)}-{step}"
+        result = run(
+            *self.where, "snapshot", str(self.snapshots), "--cluster", self.profile, "--snapshot-id", snapshot_id
+        )
+        assert result.exit_code == 0, f"snapshot after {step}: {result.stderr}"
+        self.snapshot_ids[step] = snapshot_id
 
     def moment(self, name: str, attempts: int = 25, *, save: bool = True) -> StormSeen:
         """Storm's answer and zkstorm's views, taken again until the znodes they read did not change

@@ -6,20 +6,23 @@ server, two supervisors, real workers, under a root of its own in the suite's Zo
 Storm's own API step by step (``storm_scenario.py``); after each step every view is compared fact by fact
 with Nimbus's answer read from the same znodes (``storm_compare.py``). A test fails on any disagreement
 and names each one. Then the same views from ZooKeeper's own files (``--from-files``), and ``zkstorm
-changes`` against the times the scenario recorded.
+changes`` against the times the scenario recorded, and ``zkstorm history`` over snapshots taken before
+the supervisor stop, after it, at the kill and after the removal.
 """
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from tests.real import storm_compare, storm_views, views
 from tests.real.conftest import count
-from tests.real.storm import TOPOLOGY
-from tests.real.storm_scenario import StormScenario, StormSeen
+from tests.real.storm import SUPERVISOR_HOSTS, TOPOLOGY
+from tests.real.storm_scenario import SNAPSHOT_AFTER, StormScenario, StormSeen
+from zkstorm.jobs.history import run_history
 
 pytestmark = pytest.mark.real_cluster
 
@@ -194,3 +197,40 @@ def test_changes_name_the_events_when_they_happened(storm: StormScenario) -> Non
                 f"zkstorm has {[c['time_ms'] for c in found]}"
             )
     assert not problems, "\n".join(problems)
+
+
+def _taken(storm: StormScenario, step: str) -> datetime:
+    """When the snapshot after ``step`` was taken (its manifest's ``snapshot_time``)."""
+    assert storm.snapshots is not None
+    manifest = storm.snapshots / "_manifests" / f"{storm.snapshot_ids[step]}.json"
+    return datetime.fromisoformat(json.loads(manifest.read_text())["snapshot_time"])
+
+
+@pytest.mark.spark
+def test_history_names_the_supervisor_gone_and_the_topology_killed(storm: StormScenario, spark: Any) -> None:
+    """``zkstorm history`` over the snapshots taken running, after the supervisor stop, at the kill and after
+    the removal (``storm_scenario.SNAPSHOT_AFTER``): the stopped supervisor's host missing from the second
+    on (it never comes back), the other host never; the topology gone at the fourth, last seen KILLED."""
+    running = storm.reach("activated")
+    hosts = {s["supervisor_id"]: s["host"] for s in running.storm["cluster"]["supervisors"]}
+    assert sorted(hosts.values()) == sorted(SUPERVISOR_HOSTS)  # one host each, as in production
+    storm.reach("removed")
+    assert storm.stopped_supervisor is not None and storm.snapshots is not None
+    outcome = run_history(spark, str(storm.snapshots))
+    assert outcome.snapshots == len(SNAPSHOT_AFTER)
+    found = [(i.kind, i.subjects) for i in outcome.incidents]
+    by_kind = {
+        kind: [i for i in outcome.incidents if i.kind == kind] for kind in ("supervisor_missing", "topology_gone")
+    }
+    assert [len(v) for v in by_kind.values()] == [1, 1], found
+    (missing,), (gone,) = by_kind.values()
+    down = _taken(storm, "supervisor_down")
+    assert (missing.subjects, missing.started, missing.ended, missing.ongoing) == (
+        [hosts[storm.stopped_supervisor]],
+        down,
+        None,
+        True,
+    ), missing
+    removed, tid = _taken(storm, "removed"), _tid(running)
+    assert (gone.subjects, gone.started, gone.ended) == ([tid], removed, removed), gone
+    assert gone.summary == f"topology {TOPOLOGY} ({tid}) gone since the previous snapshot; last seen KILLED"

@@ -8,7 +8,8 @@ Rules read only facts and metrics (``metrics.History``), never a snapshot's own 
 
 A state that lasts (a broker gone, a supervisor missing, partitions offline) is one incident from the
 first snapshot that shows it to the first that no longer does (``ended``; None while it goes on in
-the newest snapshot). A change between two snapshots (ISR shrinks, leader moves, an election) is one
+the newest snapshot). A topology gone is not a state that lasts (its id never comes back): it starts and
+ends at the first snapshot without it. A change between two snapshots (ISR shrinks, leader moves, an election) is one
 incident per snapshot that shows it. Error bursts are per topology and day.
 """
 
@@ -221,6 +222,44 @@ def supervisors_missing(h: History) -> list[Incident]:
         detail = f"; last seen with {seen['slots']} slots, {seen['used']} used" if seen is not None else ""
         rule = ("Storm", "supervisor_missing", WARNING, "storm_supervisors")
         out.append(_absence(s, rule, s["hostname"], f"supervisor {s['hostname']}", detail))
+    return out
+
+
+def topologies_gone(h: History) -> list[Incident]:
+    """A topology in one snapshot and not in the next (killed and removed, in a production cluster): one
+    incident at the snapshot without it, ended there too, since a topology's id is never used again (Storm
+    makes it ``name-counter-launch_secs``, ``Nimbus.submitTopologyWithOpts``), so it is not "still missing".
+    Named by its name, id and the last status the snapshots saw (KILLED if one caught it being killed)."""
+    present = h.fact("storm_topology_presence")
+    if present is None:
+        return []
+    F = _F()
+    keys = ["cluster", "root", "topology_id"]
+    seen = present.join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
+    nxt = h.snaps.select("cluster", (F.col("idx") - 1).alias("idx"), F.col("snapshot_time").alias("gone_at"))
+    still = seen.select(*keys, (F.col("idx") - 1).alias("idx"))
+    gone = seen.join(nxt, ["cluster", "idx"]).join(still, [*keys, "idx"], "left_anti")
+    out = []
+    for r in gone.orderBy("cluster", "root", "gone_at", "topology_id").collect():
+        at = _utc(r["gone_at"])
+        out.append(
+            Incident(
+                cluster=r["cluster"],
+                root=r["root"],
+                system="Storm",
+                kind="topology_gone",
+                level=WARNING,
+                started=at,
+                ended=at,
+                ongoing=False,
+                snapshots=1,
+                subjects=[r["topology_id"]],
+                count=1,
+                summary=f"topology {r['name']} ({r['topology_id']}) gone since the previous snapshot; "
+                f"last seen {r['status']}",
+                chart="storm_topology_churn",
+            )
+        )
     return out
 
 
@@ -491,6 +530,7 @@ RULES: list[Callable[[History], list[Incident]]] = [
     leader_moves,
     controller_moves,
     supervisors_missing,
+    topologies_gone,
     error_bursts,
     zookeeper_growth,
 ]

@@ -31,7 +31,7 @@ from ..units import iso_utc, parse_utc
 from .inputs import text_files
 
 STORE = "_history"
-VERSION = 3  # a store of another version is rebuilt, not read (3: facts keyed by root too)
+VERSION = 4  # a store of another version is rebuilt, not read (3: facts keyed by root too; 4: topologies by id)
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
 
 

@@ -1,6 +1,7 @@
 """Storm's facts: what the history keeps of each snapshot's Storm tables (``facts`` says what a fact is):
-topologies by status and their churn, stored errors seen for the first time, supervisors and their
-restarts, workers, executors that moved, and per component its last 10 minutes."""
+topologies by status and their churn, each topology present (so one gone is named), stored errors seen
+for the first time, supervisors and their restarts, workers, executors that moved, and per component its
+last 10 minutes."""
 
 from __future__ import annotations
 
@@ -34,6 +35,15 @@ def storm_topology_status(w: Window) -> Any | None:
 def storm_topology_churn(w: Window) -> Any | None:
     t = w.table(StormTopology)
     return None if t is None else churn(t, w.snaps, ["topology_id"], "topologies")
+
+
+def storm_topology_presence(w: Window) -> Any | None:
+    """Each topology of each snapshot, by id, with its name and status: one that is in a snapshot and not
+    in the next is named (``incidents.topologies_gone``), which the counts per status cannot do."""
+    t = w.table(StormTopology)
+    if t is None:
+        return None
+    return t.select("cluster", "snapshot_id", "snapshot_time", "root", "topology_id", "name", "status")
 
 
 def storm_errors_unique(w: Window) -> Any | None:
@@ -183,6 +193,7 @@ def storm_failure_rise_events(w: Window) -> Any | None:
 STORM_FACTS = [
     Fact("storm_topology_status", storm_topology_status, (StormTopology,)),
     Fact("storm_topology_churn", storm_topology_churn, (StormTopology,)),
+    Fact("storm_topology_presence", storm_topology_presence, (StormTopology,)),
     Fact("storm_errors_unique", storm_errors_unique, (StormError,)),
     Fact("storm_supervisor_presence", storm_supervisor_presence, (StormSupervisor,)),
     Fact("storm_supervisor_restarts", storm_supervisor_restarts, (StormSupervisor,)),

@@ -1,7 +1,7 @@
 // A real Storm cluster and what Storm itself says about it, for the real-cluster tests (tests/real/storm.py).
 //
-// One JVM on Storm 2.8.3's own jars: org.apache.storm.LocalCluster (Nimbus, two supervisors with real
-// in-process workers) pointed at the suite's ZooKeeper under its own storm.zookeeper.root, with Nimbus's
+// One JVM on Storm 2.8.3's own jars: org.apache.storm.LocalCluster (Nimbus, two supervisors on hosts of
+// their own with real in-process workers) pointed at the suite's ZooKeeper under its own storm.zookeeper.root, with Nimbus's
 // Thrift server on. It reads one JSON array per line on stdin and answers one JSON object per line on
 // stdout ({"ok": true, "value": ...} or {"ok": false, "error": "..."}):
 //
@@ -70,6 +70,8 @@ public final class StormTruth {
     private static final ObjectMapper JSON = new ObjectMapper();
     // Storm UI's windows (StatsUtil: 10 minutes, 3 hours, 1 day, all time)
     private static final String[] WINDOWS = {"600", "10800", "86400", ":all-time"};
+    // the supervisors' hosts (tests/real/storm.py SUPERVISOR_HOSTS)
+    private static final String[] SUPERVISOR_HOSTS = {"storm-host-1", "storm-host-2"};
 
     public static void main(String[] args) throws Exception {
         // stdout is the answer channel: whatever Storm or its logging would print goes to stderr instead
@@ -106,10 +108,29 @@ public final class StormTruth {
 
         LocalCluster cluster = new LocalCluster.Builder()
             .withDaemonConf(conf)
-            .withSupervisors(2)
-            .withPortsPerSupervisor(3)
+            .withSupervisors(0)
             .withNimbusDaemon()
             .build();
+        // two supervisors of three slots, each on a host of its own, so a stopped supervisor is one host
+        // gone, as in production, and not one of two "localhost"s. A supervisor registers the hostname its
+        // constructor got from the static Utils.hostname() (Supervisor.java: this.hostName =
+        // Utils.hostname(), which reads the process's storm.local.hostname, not the supervisor's conf), so
+        // a per-supervisor conf cannot name it: Storm's own test hook (Utils.setInstance) answers the
+        // host while each supervisor is made, then the real Utils is back for everything after. The
+        // names are not resolved: LocalCluster's workers talk through its in-process messaging context.
+        for (String host : SUPERVISOR_HOSTS) {
+            Utils real = Utils.setInstance(new Utils() {
+                @Override
+                protected String hostnameImpl() {
+                    return host;
+                }
+            });
+            try {
+                cluster.addSupervisor(3, null, null);
+            } finally {
+                Utils.setInstance(real);
+            }
+        }
         Map<String, Object> clientConf = Utils.readStormConfig();
         clientConf.putAll(cluster.getDaemonConf());
         NimbusClient client = new NimbusClient(clientConf, "localhost", cluster.getThriftServerPort(), 30_000);
