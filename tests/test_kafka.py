@@ -326,6 +326,24 @@ def test_corrupt_tree_is_reported_and_the_rest_still_shown(writer: KazooClient, 
     assert run("--zk", zk_root.zk, "--strict", "kafka", "brokers").exit_code == ExitCode.DECODE_FAILURES
 
 
+def test_an_unreadable_state_of_a_partition_not_named_by_a_number_is_a_record_not_a_crash(
+    writer: KazooClient, zk_root: Chroot, tmp_path: Path
+) -> None:
+    """A partition znode whose name is no number (no broker writes one; a hand-made or damaged tree may),
+    its state undecodable: one decode failure among the records, in the views and the nightly snapshot,
+    never an internal error."""
+    load_cluster(writer, zk_root.path, "kafka", "cluster-08-root")
+    writer.create(f"{zk_root.path}/brokers/topics/odd/partitions/abcdefgh/state", b"{not json", makepath=True)
+    said = {
+        ("kafka", "partitions", "-f", "json"): "cannot decode kafka_partition_state",
+        ("kafka", "health"): "cannot decode kafka_partition_state",
+        ("snapshot", str(tmp_path / "s")): "1 decode failures",
+    }
+    for args, line in said.items():
+        result = run("--zk", zk_root.zk, *args)
+        assert result.exit_code == 0 and line in result.stderr, (args, result.output)
+
+
 def test_secrets_never_leave_unredacted(writer: KazooClient, zk_root: Chroot) -> None:
     load_cluster(writer, zk_root.path, "kafka", "cluster-2x-chroot")
     exp = expected("kafka", "cluster-2x-chroot")["configs"]

@@ -325,6 +325,12 @@ _STATE_FIELDS = ("leader", "leader_epoch", "controller_epoch", "version")
 _STATE_KEYS = frozenset({*_STATE_FIELDS, "isr"})
 
 
+def partition_number(name: str) -> int:
+    """A partition znode's name as its number; -1 for a name that is none (no broker writes one: a
+    hand-made or damaged tree), so the record still says which znode it came from by its topic."""
+    return int(name) if DIGITS.match(name) else -1
+
+
 @_payload("kafka_partition_state")
 def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
     segments = context.segments
@@ -346,7 +352,7 @@ def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
             KafkaPartitionState(
                 root=context.root,
                 topic=topic,
-                partition=int(partition) if DIGITS.match(partition) else -1,
+                partition=partition_number(partition),
                 leader=obj["leader"],
                 leader_epoch=obj["leader_epoch"],
                 isr=shared_ids(tuple(obj["isr"])),
@@ -368,7 +374,7 @@ def _partition_state_fields(context: DecodeContext, parsed: Json, topic: str, pa
     state = KafkaPartitionState(
         root=context.root,
         topic=topic,
-        partition=int(partition) if DIGITS.match(partition) else -1,
+        partition=partition_number(partition),
         leader=f.integer("leader") or 0,
         leader_epoch=f.integer("leader_epoch") or 0,
         isr=f.int_list("isr"),
@@ -865,7 +871,7 @@ def decode_consumer_owner(context: DecodeContext, data: bytes | None) -> list[An
             root=context.root,
             group=segments[-4],
             topic=segments[-2],
-            partition=int(partition) if DIGITS.match(partition) else -1,
+            partition=partition_number(partition),
             owner_thread=owner,
         )
     ]
@@ -881,7 +887,7 @@ def decode_consumer_offset(context: DecodeContext, data: bytes | None) -> list[A
         root=context.root,
         group=segments[-4],
         topic=segments[-2],
-        partition=int(partition) if DIGITS.match(partition) else -1,
+        partition=partition_number(partition),
         offset=offset,
     )
     return [row, *warnings]

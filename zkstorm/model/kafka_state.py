@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..decode.kafka import partition_number
 from ..layout import relative_to
 from ..records import (
     DecodeFailure,
@@ -254,6 +255,6 @@ class KafkaStateBuilder:
             elif kind in (DecodeFailure, DecodeWarning, Unreadable):
                 state.problems.append(record)
                 if kind is DecodeFailure and record.record_kind == "kafka_partition_state":
-                    state.unreadable_states[(parts[2], int(parts[4]))] = record.failure_type
+                    state.unreadable_states[(parts[2], partition_number(parts[4]))] = record.failure_type
             elif self.keep_other:
                 state.other.append(record)
