@@ -130,6 +130,23 @@ def _wait_no_sessions(writer: Any, root: str, timeout: float = 20.0) -> None:
         time.sleep(0.2)
 
 
+HISTORY_TEST = "test_history_names_the_broker_kill_between_the_right_snapshots"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The Kafka history test exists for the ``HISTORY_VERSION`` cluster only (one history run a session,
+    on the one cluster that takes snapshots): its instance for another version is not generated, rather
+    than skipped, so a skip under ``make test`` always means something is missing."""
+    other = [
+        i
+        for i in items
+        if getattr(i, "originalname", "") == HISTORY_TEST and f"[kafka-{HISTORY_VERSION}]" not in i.nodeid
+    ]
+    if other:
+        config.hook.pytest_deselected(items=other)
+        items[:] = [i for i in items if i not in other]
+
+
 def _wait_unregistered(writer: Any, chroot: str, timeout: float = 20.0) -> None:
     """Until no broker of the stopped cluster holds a session (a killed one's expires by itself): no
     write of theirs may land while the next tests watch the zxid."""

@@ -213,8 +213,7 @@ def test_history_names_the_broker_kill_between_the_right_snapshots(kafka: KafkaS
     (``scenario.SNAPSHOT_AFTER``): the broker gone from the second to the third, the partitions it alone
     held offline as long, and the controller moved off it at the second. One history run a session: the
     3.9.2 cluster's (``scenario.HISTORY_VERSION``)."""
-    if kafka.snapshots is None:
-        pytest.skip(f"one history run a session: the {HISTORY_VERSION} cluster's snapshots")
+    assert kafka.snapshots is not None, f"only the {HISTORY_VERSION} cluster takes snapshots (conftest)"
     kafka.reach("broker_back")
     outcome = run_history(spark, str(kafka.snapshots))
     assert outcome.snapshots == len(SNAPSHOT_AFTER)
