@@ -30,6 +30,15 @@ same records, summary and counts, or the benchmark stops (``--no-check`` skips i
 ``python -m cProfile -o FILE -m zkstorm --from-files DIR changes -f jsonl``) and prints the functions that
 took the most time, their own and with what they called; ``--profile-out FILE`` keeps the profile for
 ``pstats`` (cProfile's overhead per call inflates call-heavy code: compare the lists, not the seconds).
+A sampler has none: ``py-spy record -r 1000 -f raw --subprocesses -o FILE -- python -m zkstorm --from-files
+DIR changes -f jsonl > /dev/null`` (py-spy from PyPI, not a dependency; ``--subprocesses`` follows pass 1's
+helpers) gave the profile issue 41's cuts followed (at 3ff439e+, samples of the cold command): pass 3 30%,
+pass 1 17%, the changes' decoding 28% (partition states 23%), imports 10% (4% compiling them), the
+heartbeats' timing 6%, output 3%.
+
+The commands load zkstorm's bytecode compiled before the rounds (``compiled``), as an installed zkstorm
+does. Pass 1 reads big logs in two forked helpers (``changes/reader.py``): a command's peak RSS is the
+largest of its processes' (``wait4``), and each helper holds a log's chunk and what it found in it.
 
 Usage: ``python -u bench/bench_changes.py [--scale N] [--txns N] [--rounds N] [--state DIR] [--json FILE]
 [--no-check] [--profile [--profile-out FILE]]`` (``--state`` keeps the written files in DIR and reuses them
@@ -174,9 +183,25 @@ print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(
 """
 
 
+def compiled() -> None:
+    """zkstorm's modules compiled once, into their ``__pycache__`` (ignored by git), as pip compiles an
+    installed package's: the commands then load bytecode, as an installed zkstorm does, where a checkout
+    under ``PYTHONDONTWRITEBYTECODE`` (which this machine's sessions set) would compile its 60-odd modules
+    again in every cold command (about 0.1 CPU-s, measured here). A module edited since is compiled
+    again when imported, as Python checks each against its source."""
+    import compileall
+
+    compileall.compile_dir(str(REPO / "zkstorm"), quiet=1)
+
+
+def command_env() -> dict[str, str]:
+    """The environment a command runs in: this checkout first on the path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+
+
 def changes_command(data: Path, *extra: str) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of ``zkstorm --from-files DATA changes -f jsonl`` to /dev/null."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env = command_env()
     command = [sys.executable, "-m", "zkstorm", "--from-files", str(data), "changes", "-f", "jsonl", *extra]
     done = subprocess.run(
         [sys.executable, "-c", _LAUNCH, *command], capture_output=True, env=env, check=False, text=True
@@ -192,7 +217,7 @@ def profile_command(data: Path, out: Path, top: int = 25) -> None:
     time and by their cumulative time."""
     import pstats
 
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env = command_env()
     command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "zkstorm", "--from-files", str(data)]
     command += ["changes", "-f", "jsonl"]
     started = time.perf_counter()
@@ -270,6 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{logged:,} txns in {len(logs)} logs ({size_mib:,.0f} MiB with their preallocation); "
             f"written {made['written_txns']:,} in {made['write_secs']} s over {made['seeded_znodes']:,} znodes"
         )
+        compiled()
         if args.profile:
             profile_command(data, args.profile_out or Path(scratch) / "changes.prof")
             return 0

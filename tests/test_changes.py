@@ -23,7 +23,7 @@ from kazoo.client import KazooClient
 from tests.fixtures import FIXTURES, zkfiles_expected
 from tests.test_cli import run
 from tests.test_zkfiles import ENDS, HOLES, damage_log, last_log
-from zkstorm.errors import ExitCode
+from zkstorm.errors import ExitCode, FilesError
 from zkstorm.layout import Roots
 from zkstorm.model.walk import decode_node
 from zkstorm.records import StormComponent, StormExecutor, StormSupervisor, StormTopology
@@ -948,7 +948,11 @@ def _read_all(data: Path | list[Path], *, fast: bool, **window: Any) -> tuple[An
     summary, stats, counters and problems, and the states the reader kept, as they are at its end."""
     from zkstorm.changes import ChangeLog
 
-    log = ChangeLog([str(p) for p in (data if isinstance(data, list) else [data])], fast=fast, **window)
+    return _gathered(ChangeLog([str(p) for p in (data if isinstance(data, list) else [data])], fast=fast, **window))
+
+
+def _gathered(log: Any) -> tuple[Any, ...]:
+    """``_read_all`` of a ``ChangeLog`` made."""
     records = list(log)
     states = {
         path: (s.data, s.czxid, s.mzxid, s.ctime, s.mtime, s.version, s.aversion, s.owner)
@@ -1119,15 +1123,40 @@ def _broken_heads(change: Any) -> Any:
     return broken
 
 
+class _BrokenStructs:
+    """The structs pass 3 reads a record's frame and a setData's ints with (``reader.FRAMED_SET`` and
+    ``reader.INT``), made to read one field wrong: the time of a setData, or the second int after a
+    frame (a setData's version, read after its data's length)."""
+
+    def __init__(self, framed: Any, integer: Any, *, late: bool = False, version: bool = False) -> None:
+        self.framed, self.integer, self.late, self.version = framed, integer, late, version
+        self.ints = 0  # ints read since the last frame
+
+    def frame(self, buf: bytes, pos: int = 0) -> tuple[Any, ...]:
+        fields = list(self.framed.unpack_from(buf, pos))
+        if self.late and fields[6] == 5:  # SET_DATA
+            fields[5] += 1
+        self.ints = 0
+        return tuple(fields)
+
+    def int(self, buf: bytes, pos: int = 0) -> tuple[int]:
+        (value,) = self.integer.unpack_from(buf, pos)
+        self.ints += 1
+        return (value + 1,) if self.version and self.ints == 2 else (value,)
+
+
 def _breaking(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    from types import SimpleNamespace
+
     from zkstorm.changes import reader
     from zkstorm.changes.kinds import Engine
     from zkstorm.changes.reader import ChangeReader
 
-    if how == "a setData head's time one ms late":
-        monkeypatch.setattr(LogFile, "heads", _broken_heads(lambda h: h._replace(time_ms=h.time_ms + 1)))
-    elif how == "a setData head's data one byte short":
-        monkeypatch.setattr(LogFile, "heads", _broken_heads(lambda h: h._replace(data_size=h.data_size - 1)))
+    if how in ("a setData head's time one ms late", "a setData head's version one more"):
+        broken = _BrokenStructs(reader.FRAMED_SET, reader.INT, late="time" in how, version="version" in how)
+        framed = SimpleNamespace(unpack_from=broken.frame, size=reader.FRAMED_SET.size)
+        monkeypatch.setattr(reader, "FRAMED_SET", framed)
+        monkeypatch.setattr(reader, "INT", SimpleNamespace(unpack_from=broken.int, size=reader.INT.size))
     elif how == "pass 1 not noting a setData head's path":
         monkeypatch.setattr(LogFile, "heads", _broken_heads(lambda h: h._replace(path=h.path + b"~")))
     elif how == "a rewrite's return left untold":
@@ -1157,7 +1186,7 @@ def _breaking(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     "how",
     [
         "a setData head's time one ms late",
-        "a setData head's data one byte short",
+        "a setData head's version one more",
         "pass 1 not noting a setData head's path",
         "a rewrite's return left untold",
         "rewrites before the window counted",
@@ -1182,3 +1211,96 @@ def test_a_broken_fast_path_is_told_from_the_full_parse(monkeypatch: pytest.Monk
         for window in _fixture_windows(variant)[:1]:
             fast = _read_all(_folder(variant), fast=True, **window)
             assert _difference(fast, _read_all(_folder(variant), fast=False, **window))
+
+
+@pytest.mark.parametrize(
+    ("how", "told"),
+    [
+        ("zeros from a record on", "the logs end at zxid"),
+        ("a length into the zeros", "no record at byte"),
+        ("an unknown txn type", "cannot be read"),
+    ],
+)
+def test_a_log_changed_between_the_passes_is_a_files_error(tmp_path: Path, how: str, told: str) -> None:
+    """Pass 3's own loop finds again the records pass 1 read and checked, without their checksums: a log
+    changed in between (cut short, a record's length, its txn type) is a ``FilesError`` (exit 7) naming
+    the log, never changes read from what is not there."""
+    from tests.test_zkfiles import record_starts
+    from zkstorm.changes import ChangeLog
+
+    data = tmp_path / "data"
+    shutil.copytree(_folder("zk395-plain"), data)
+    log = ChangeLog([str(data)])
+    log.open()  # passes 1 and 2
+    changed = last_log(data / "version-2")
+    if how == "an unknown txn type":
+        blob = bytearray(changed.read_bytes())
+        at = record_starts(blob)[1]
+        blob[at + 12 + 28 : at + 12 + 32] = (99).to_bytes(4, "big")  # the txn header's type
+        changed.write_bytes(bytes(blob))
+    else:
+        damage_log(changed, how, record=1)
+    with pytest.raises(FilesError) as raised:
+        list(log)
+    assert told in str(raised.value) and raised.value.exit_code == ExitCode.FILES
+    assert "the file changed since it was read" in str(raised.value)
+
+
+def _read_with(monkeypatch: pytest.MonkeyPatch, data: Path, *, helpers: bool, **window: Any) -> Any:
+    """``_read_all`` with pass 1's logs read by two forked helpers (whatever the logs' size) or one by one
+    here, and how many logs the helpers' reads stood for; or the ``FilesError`` the read ended in."""
+    from zkstorm.changes import ChangeLog, reader
+
+    monkeypatch.setattr(reader, "_parallel", lambda logs: 2 if helpers else 1)
+    log = ChangeLog([str(data)], **window)
+    try:
+        return _gathered(log), log.reader.helped
+    except FilesError as exc:
+        return f"FilesError: {exc}", log.reader.helped
+
+
+def test_pass_1_read_by_helper_processes_reads_as_one_by_one(monkeypatch: pytest.MonkeyPatch, busy: Busy) -> None:
+    """Pass 1 reads big logs two at a time in forked helpers, each log alone, and merges what they found
+    in order: the same records, summary, stats, counters, problems and states as reading them one by one,
+    over every window bounded by zxids (a window with a time bound is read one by one either way)."""
+    middle = busy.zxids[len(busy.zxids) // 2]
+    windows: list[tuple[Path, dict[str, Any]]] = [
+        (busy.data, {}),
+        (busy.data, {"since": busy.snapshots[1] + 1, "until": middle, "stale_after_secs": 0.001}),
+        (busy.data, {"since": middle}),
+    ]
+    for variant in VARIANTS:
+        windows += [(_folder(variant), w) for w in _fixture_windows(variant)[:4]]
+    for data, window in windows:
+        by_helpers, helped = _read_with(monkeypatch, data, helpers=True, **window)
+        one_by_one, none = _read_with(monkeypatch, data, helpers=False, **window)
+        assert helped >= 2 and none == 0, (data, window)
+        assert by_helpers == one_by_one, (data, window, _difference(by_helpers, one_by_one))
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first log", "last log"])
+@pytest.mark.parametrize("how", [*HOLES, *ENDS, "a checksum wrong", "a log gone"])
+def test_pass_1_read_by_helpers_fails_as_one_by_one(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, how: str, first: bool
+) -> None:
+    """A damaged log, a torn one, a log gone from between two others: the helpers' reads end as reading
+    the logs one by one ends, with the same message, or (best effort) the same changes and problems."""
+    data = tmp_path / "data"
+    shutil.copytree(_folder("zk395-plain"), data)
+    logs = sorted((data / "version-2").glob("log.*"), key=lambda p: int(p.name.split(".")[1], 16))
+    if how == "a log gone":  # the second, or the one before the last
+        (logs[1] if first else logs[-2]).unlink()
+    elif how == "a checksum wrong":
+        log = logs[0] if first else logs[-1]
+        blob = bytearray(log.read_bytes())
+        blob[16 + 12 + 20] ^= 0xFF  # inside the first record's txn header: its checksum no longer holds
+        log.write_bytes(bytes(blob))
+    else:
+        damage_log(logs[0] if first else logs[-1], how, record=1)
+    since = name_zxid(EXPECTED["variants"]["zk395-plain"]["older_snapshot"], "snapshot")
+    assert since is not None
+    for best_effort in (False, True):
+        window = {"best_effort": best_effort, "since": since + 1}
+        by_helpers, _ = _read_with(monkeypatch, data, helpers=True, **window)
+        one_by_one, _ = _read_with(monkeypatch, data, helpers=False, **window)
+        assert by_helpers == one_by_one, (how, best_effort)

@@ -250,7 +250,11 @@ class Engine:
         znode, records, _ = self._decode_one(
             state.raw(path), roots=self.roots, registry=self._lookups, show_secrets=reveal
         )
-        failure = next((r for r in records if type(r) is DecodeFailure), None)
+        failure = None
+        for record in records:  # (a loop: most states decode to one record, no failure)
+            if type(record) is DecodeFailure:
+                failure = record
+                break
         summary = znode.summary
         if summary is None:
             size = len(state.data) if state.data else 0

@@ -15,13 +15,17 @@ Three passes, none of which holds the tree or the day's txns:
    to the caller as a ``Step`` (before, after), txn by txn.
 
 Most of a busy log is the same few znodes rewritten (worker heartbeats, supervisors' registrations), and
-the two passes over the logs are most of the time a read takes, so both read a plain setData as a head
-(``LogFile.heads``: its layout checked, its path as bytes, its data not even sliced): pass 1 notes the
-path, and pass 3 decodes each path once, parses the data only of the znodes whose data a change reads,
-and hands a rewrite (a setData of a znode whose handler only times or counts it, as the caller says:
-``Engine.is_rewrite``) over as a ``Rewrite`` without a step, its state brought up to date in place.
-Pass 3 leaves the checksums to pass 1, which checked every record it handed on. ``fast=False`` reads
-every txn whole and makes a step of each, as the records' reference (``tests/test_changes.py``).
+the two passes over the logs are most of the time a read takes. Pass 1 reads a plain setData as a head
+(``LogFile.heads``: its layout checked, its path as bytes, its data not even sliced) and notes the path;
+logs holding enough data are read two at a time by forked helpers (``_scan_log`` each, merged in order;
+a log whose helper's read would not be the one read after the logs before it, damaged or not following
+on, is read again here, so the merge is the read one by one). Pass 3 reads the records again in one loop
+of its own (``_fast_txns``): it finds each where pass 1 found it (a record not there is ``FilesError``:
+the file changed in between), leaves the checksums and the logs' ends to pass 1, decodes each path once,
+parses the data only of the znodes whose data a change reads, and hands a rewrite (a setData of a
+znode whose handler only times or counts it, as the caller says: ``Engine.is_rewrite``) over as a
+``Rewrite`` without a step, its state brought up to date in place. ``fast=False`` reads every txn whole
+(``LogFile.txns``) and makes a step of each, as the records' reference (``tests/test_changes.py``).
 
 A snapshot is fuzzy: written while txns went on, so a znode in it may hold a state from after the zxid
 in the snapshot's name (ZooKeeper replays the logs over it to make it right). Replayed to a point inside
@@ -33,30 +37,36 @@ or writes while it is absent from the state.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from ..errors import FilesError, UsageError
+from ..errors import FilesError, JuteError, UsageError
 from ..layout import ROOT_SEARCH_DEPTH
 from ..sources.base import RawNode, Stat
-from ..sources.files.jute import decode_text
-from ..sources.files.snapfile import SnapshotFile, name_zxid
+from ..sources.files.jute import FILE_HEADER, INT, MAX_FIELD, TXN_HEADER, decode_text
+from ..sources.files.snapfile import SnapshotFile, name_zxid, open_file
 from ..sources.files.source import FileSource, data_files
 from ..sources.files.txnlog import (
     ERROR,
+    FRAMED_SET,
+    SET_DATA,
     CloseSession,
     Create,
     CreateSession,
     Delete,
-    Head,
     LogFile,
     Multi,
     SetAcl,
     SetData,
     Txn,
+    record_body,
 )
 from ..units import LONG_MAX
 
@@ -69,6 +79,9 @@ _INDEX_MASK = _INDEX_EVERY - 1  # (a power of two)
 # with the data when a change reads it, without it when none does).
 _SKIP, _WHOLE, _REWRITE_KEEP, _REWRITE_LIGHT = range(4)
 _RUN = 4096  # rewrites handed over at most at once
+_PARALLEL_BYTES = 16 << 20  # logs holding less are scanned here, one by one: a helper process costs more
+_REREAD_CHUNK = 1 << 20  # what pass 3 reads of a log at a time
+_CHANGED = "the file changed since it was read (pass 1 found another record there): read the files again"
 
 # Znodes a change kind reads besides the one a txn touches, kept from the state before the window: a
 # partition is offline when its leader is not registered (brokers/ids), the nimbus leader is the lowest
@@ -93,8 +106,9 @@ def in_context(path: str) -> bool:
 
 
 def time_of(time_ms: int) -> datetime:
-    """A txn's time as a UTC datetime, to the millisecond (no float rounding)."""
-    return EPOCH + timedelta(milliseconds=time_ms)
+    """A txn's time as a UTC datetime, to the millisecond (no float rounding; whole seconds and
+    microseconds, positional: a third of the time of ``timedelta(milliseconds=...)``)."""
+    return EPOCH + timedelta(0, time_ms // 1000, time_ms % 1000 * 1000)
 
 
 class NodeState:
@@ -253,9 +267,172 @@ def _settled_zxid(path: str) -> int | None:
     return max(info.zxid, info.digest[0] if info.digest else 0, info.last_processed_zxid or 0)
 
 
-def _kept(txn: Any) -> Any:
-    """A txn or head to keep past its read: a head without the chunk it was read in."""
-    return txn._replace(buf=b"") if type(txn) is Head else txn
+class _Mark(NamedTuple):
+    """A txn pass 1 read, as far as the window needs it."""
+
+    zxid: int
+    time_ms: int
+
+
+@dataclass(frozen=True)
+class _ScanJob:
+    """What ``_scan_log`` needs to read one log: the bounds of the window, and where the logs before it
+    left off (the last txn read, whether touches are being noted, how many txns were read)."""
+
+    path: str
+    after: int  # records at or below this zxid are the logs' before it (read by then)
+    fast: bool
+    best_effort: bool
+    since_time: int | None
+    record_from: int
+    until_zxid: int
+    until_time: int
+    snapshot_zxids: frozenset[int]
+    last: _Mark | None = None
+    recording: bool = True
+    finished: bool = False
+    count: int = 0
+
+
+@dataclass
+class _LogScan:
+    """What pass 1 found in one log (``_scan_log``), merged in log order by ``ChangeReader.scan``."""
+
+    raw_touch: dict[bytes, int] = field(default_factory=dict)  # setData heads' paths, as bytes → last zxid
+    last_touch: dict[str, int] = field(default_factory=dict)  # every other op's path → last zxid
+    closing: dict[int, int] = field(default_factory=dict)  # session → zxid of its last close without paths
+    names: dict[str, set[str]] = field(default_factory=dict)  # child names near the top, created here
+    index: list[tuple[int, int]] = field(default_factory=list)
+    snapshot_times: dict[int, int] = field(default_factory=dict)
+    since_zxid: int | None = None
+    first: _Mark | None = None
+    last: _Mark | None = None
+    count: int = 0
+    recording: bool = True
+    finished: bool = False
+    end_offset: int = 0
+    gap: str | None = None  # txns missing, where the read of this log (and of the logs) ended
+    damage: str | None = None  # best effort: the damage the log ends in
+    error: str | None = None  # a ``FilesError`` the read ended in
+    ordered: bool = True  # every zxid above the one before it (a read after ``job.after`` skips the rest)
+
+    def stands_after(self, last: _Mark | None) -> bool:
+        """Whether this log, read alone by a helper, reads as it would after the logs before it, whose
+        last txn was ``last``: nothing went wrong in it (a failure is told as one read tells it) and
+        its first txn is the one after ``last`` (else some are missing, told by a read after ``last``, or
+        the records up to ``last`` were not to be read)."""
+        if self.error is not None or self.gap is not None or self.damage is not None or not self.ordered:
+            return False
+        if last is None or self.first is None:
+            return True
+        first = self.first.zxid  # the next txn, or the first of a later epoch (else: missing, or read twice)
+        return first == last.zxid + 1 or (first > last.zxid and first >> 32 != last.zxid >> 32)
+
+
+def _helper_signals() -> None:
+    """A pass 1 helper ends quietly when its pool ends it (SIGTERM), and leaves Ctrl-C to the command,
+    which ends the pool: the handlers the CLI set (``cli/app.py``) are the command's, not the helper's."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _parallel(logs: list[str]) -> int:
+    """How many helpers pass 1 is worth: two where two CPUs are there and the logs hold enough data
+    (their allocated blocks: a log is preallocated sparse, FilePadding.java) to pay for the processes,
+    and where this process runs no other thread (a fork copies none of them, and their locks as they are)."""
+    if threading.active_count() > 1:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    if cpus < 2 or len(logs) < 2:
+        return 1
+    try:
+        held = sum(os.stat(p).st_blocks * 512 for p in logs)
+    except (OSError, AttributeError):
+        return 1
+    return 2 if held >= _PARALLEL_BYTES else 1
+
+
+def _scan_log(job: _ScanJob) -> _LogScan:
+    """Pass 1 over one log (``ChangeReader.scan``): its txns in order after ``job.after``, checked for
+    damage and for txns missing (from ``job.last`` on, when known), the paths they touch, the sessions
+    that close without listing their ephemerals, the names they create near the top of the tree."""
+    found = _LogScan(recording=job.recording, finished=job.finished)
+    raw_touch, last_touch, closing, names, index = (
+        found.raw_touch, found.last_touch, found.closing, found.names, found.index
+    )  # fmt: skip
+    since_time, record_from, until_zxid, until_time = job.since_time, job.record_from, job.until_zxid, job.until_time
+    snapshot_zxids = job.snapshot_zxids
+    recording, finished = job.recording, job.finished
+    near_top = ROOT_SEARCH_DEPTH + 1
+    count = job.count
+    known = job.last is not None  # a txn before this one (the logs' before, or this log's)
+    last_zxid, last_time = (job.last.zxid, job.last.time_ms) if job.last is not None else (-1, 0)
+    first: _Mark | None = None
+    path = job.path
+    reader = LogFile(path, best_effort=job.best_effort)
+    txns: Iterator[Any] = reader.heads(after=job.after) if job.fast else reader.txns(after=job.after)
+    try:
+        for txn in txns:
+            zxid, time_ms = txn[0], txn[3]
+            if zxid != last_zxid + 1:  # (one test for the usual case: the next txn)
+                if known and zxid >> 32 == last_zxid >> 32:
+                    found.gap = f"{path}: txns {last_zxid + 1:#x}..{zxid - 1:#x} are missing from the logs"
+                    break
+                if first is not None and zxid <= last_zxid:
+                    found.ordered = False
+            if first is None:
+                first, known = _Mark(zxid, time_ms), True
+            if not count & _INDEX_MASK:
+                index.append((zxid, time_ms))
+            if zxid in snapshot_zxids:
+                found.snapshot_times[zxid] = time_ms
+            count += 1
+            last_zxid, last_time = zxid, time_ms
+            if not recording and not finished and since_time is not None and time_ms >= since_time:
+                recording = True
+                found.since_zxid = zxid
+            if recording and (zxid > until_zxid or time_ms > until_time):
+                recording, finished = False, True
+            body = txn[5]
+            if body is None:  # a setData head: its path, as bytes
+                if recording and zxid >= record_from:
+                    raw_touch[txn[6]] = zxid
+                continue
+            noted = recording and zxid >= record_from
+            kind = type(body)
+            if kind is SetData:  # most of a log: no name to note, no session to end
+                if noted:
+                    last_touch[body.path] = zxid
+                continue
+            ops = body.ops if kind is Multi and not body.failed else ((0, body),)
+            for _, op in ops:  # names near the top, wherever they are: they say where the roots are
+                if type(op) is Create and op.path.count("/") <= near_top:
+                    parent, _, name = op.path.rpartition("/")
+                    names.setdefault(parent or "/", set()).add(name)
+            if kind is CloseSession:
+                if body.paths is None:
+                    closing[txn[1]] = zxid  # whenever it is: the state may be read from before it
+                elif noted:
+                    for deleted in body.paths:
+                        last_touch[deleted] = zxid
+                continue
+            if noted:
+                for _, op in ops:
+                    op_kind = type(op)
+                    if op_kind is Create or op_kind is Delete or op_kind is SetData or op_kind is SetAcl:
+                        last_touch[op.path] = zxid
+    except FilesError as exc:
+        found.error = str(exc)
+    found.first = first
+    found.last = _Mark(last_zxid, last_time) if first is not None else None
+    found.count = count - job.count
+    found.recording, found.finished = recording, finished
+    found.end_offset = reader.end_offset
+    found.damage = reader.damage
+    return found
 
 
 class _Scan:
@@ -267,8 +444,8 @@ class _Scan:
         self.closing: dict[int, int] = {}  # session → zxid of its last close that listed no paths
         self.index: list[tuple[int, int]] = []  # (zxid, time_ms) every _INDEX_EVERY txns
         self.names: dict[str, set[str]] = {}  # child names of the znodes near the top, created in the logs
-        self.first: Txn | Head | None = None
-        self.last: Txn | Head | None = None
+        self.first: _Mark | None = None
+        self.last: _Mark | None = None
         self.since_zxid: int | None = None  # the first txn at or after an absolute --since time
         self.snapshot_times: dict[int, int] = {}  # snapshot zxid → the time of the txn of that zxid
         self.count = 0
@@ -279,7 +456,8 @@ class ChangeReader:
     ``until``: a zxid, a time, or a span back from the last logged txn; by default all the logs hold
     after the oldest snapshot they can be replayed from. Call ``open`` (passes 1 and 2), then iterate
     ``txns`` (pass 3). ``light(path)`` names the znodes whose data no change reads (heartbeats): their
-    states keep no bytes. ``fast=False`` parses every txn whole (see the module docstring)."""
+    states keep no bytes. ``fast=False`` parses every txn whole (see the module docstring); ``workers``
+    sets how many processes pass 1 reads the logs with (default: two where it pays, ``scan``)."""
 
     def __init__(
         self,
@@ -290,9 +468,12 @@ class ChangeReader:
         best_effort: bool = False,
         light: Callable[[str], bool] | None = None,
         fast: bool = True,
+        workers: int | None = None,
     ) -> None:
         self.paths = list(paths)
         self.fast = fast
+        self.workers = workers  # pass 1's helper processes (None: as ``_parallel`` judges, 1: none)
+        self.helped = 0  # logs pass 1 took as its helpers read them
         self.since = Bound.of(since)
         self.until = Bound.of(until)
         _in_order(self.since, self.until)
@@ -315,6 +496,7 @@ class ChangeReader:
         self._until_time: int | None = None
         self._end_zxid = 0  # the last txn pass 1 read whole
         self._closing: dict[int, set[str]] = {}  # session → its ephemerals, for closes without paths
+        self._log_ends: dict[str, int] = {}  # log → where pass 1 found its records end (``LogFile.end_offset``)
         self.empty = False  # the window holds no txn
 
     def _context(self, path: str) -> bool:
@@ -351,86 +533,92 @@ class ChangeReader:
 
     def scan(self) -> None:
         """Pass 1 (see the module docstring). A damaged log or missing txns end it with ``FilesError``
-        (with best effort: a problem, and the window ends there)."""
+        (with best effort: a problem, and the window ends there). Each log is read by ``_scan_log``, in
+        order; logs big enough to be worth a process (``_parallel``) are read two at a time by forked
+        helpers when the window is bounded by zxids only, and merged in order as if read one by one."""
         scan = self._scan
         since, until = self.since, self.until
-        since_time = since.time_ms if since is not None else None
-        record_from = since.zxid if since is not None and since.zxid is not None else -1
-        until_zxid = until.zxid if until is not None and until.zxid is not None else 1 << 64
-        until_time = until.time_ms if until is not None and until.time_ms is not None else 1 << 64
-        recording = since_time is None  # touches are noted from the window's start to its end
+        job = _ScanJob(
+            path="",
+            after=-1,
+            fast=self.fast,
+            best_effort=self.best_effort,
+            since_time=since.time_ms if since is not None else None,
+            record_from=since.zxid if since is not None and since.zxid is not None else -1,
+            until_zxid=until.zxid if until is not None and until.zxid is not None else 1 << 64,
+            until_time=until.time_ms if until is not None and until.time_ms is not None else 1 << 64,
+            snapshot_zxids=frozenset(name_zxid(os.path.basename(p), "snapshot") or 0 for p in self._snapshots),
+        )
+        recording = job.since_time is None  # touches are noted from the window's start to its end
         finished = False
-        last_touch, closing, index, names = scan.last_touch, scan.closing, scan.index, scan.names
-        raw_touch = scan.raw_touch
-        snapshot_zxids = {name_zxid(os.path.basename(p), "snapshot") for p in self._snapshots}
-        near_top = ROOT_SEARCH_DEPTH + 1
         count = 0
-        last: Txn | Head | None = None
-        last_zxid = -1
-        for path in self._logs:
-            reader = LogFile(path, best_effort=self.best_effort)
-            txns: Iterator[Any] = reader.heads(after=last_zxid) if self.fast else reader.txns(after=last_zxid)
-            for txn in txns:
-                zxid, time_ms = txn[0], txn[3]
-                if zxid != last_zxid + 1 and last is not None and zxid >> 32 == last_zxid >> 32:
-                    self._problem(f"{path}: txns {last_zxid + 1:#x}..{zxid - 1:#x} are missing from the logs")
+        last: _Mark | None = None
+        with self._helpers(job) as found:
+            for path in self._logs:
+                sequential = replace(
+                    job, path=path, after=last.zxid if last else -1, last=last, recording=recording, finished=finished,
+                    count=count,
+                )  # fmt: skip
+                one = next(found) if found is not None else None
+                if one is None or not one.stands_after(last):
+                    one = _scan_log(sequential)  # the log as read one by one: exact whatever it holds
+                else:
+                    self.helped += 1
+                if one.error is not None:
+                    raise FilesError(one.error)
+                scan.raw_touch.update(one.raw_touch)  # a later log's zxids are the larger
+                scan.last_touch.update(one.last_touch)
+                scan.closing.update(one.closing)
+                for parent, names in one.names.items():
+                    scan.names.setdefault(parent, set()).update(names)
+                scan.index += one.index
+                scan.snapshot_times.update(one.snapshot_times)
+                if scan.since_zxid is None:
+                    scan.since_zxid = one.since_zxid
+                if scan.first is None:
+                    scan.first = one.first
+                count += one.count
+                last = one.last or last
+                recording, finished = one.recording, one.finished
+                if one.gap is not None:
+                    self._problem(one.gap)
                     self._end_scan(scan, last, count)
                     return
-                if last is None:
-                    scan.first = _kept(txn)
-                if not count & _INDEX_MASK:
-                    index.append((zxid, time_ms))
-                if zxid in snapshot_zxids:
-                    scan.snapshot_times[zxid] = time_ms
-                count += 1
-                last, last_zxid = txn, zxid
-                if not recording and not finished and since_time is not None and time_ms >= since_time:
-                    recording = True
-                    scan.since_zxid = zxid
-                if recording and (zxid > until_zxid or time_ms > until_time):
-                    recording, finished = False, True
-                body = txn[5]
-                if body is None:  # a setData head: its path, as bytes
-                    if recording and zxid >= record_from:
-                        raw_touch[txn[6]] = zxid
-                    continue
-                noted = recording and zxid >= record_from
-                kind = type(body)
-                if kind is SetData:  # most of a log: no name to note, no session to end
-                    if noted:
-                        last_touch[body.path] = zxid
-                    continue
-                ops = body.ops if kind is Multi and not body.failed else ((0, body),)
-                for _, op in ops:  # names near the top, wherever they are: they say where the roots are
-                    if type(op) is Create and op.path.count("/") <= near_top:
-                        parent, _, name = op.path.rpartition("/")
-                        names.setdefault(parent or "/", set()).add(name)
-                if kind is CloseSession:
-                    if body.paths is None:
-                        closing[txn.session] = zxid  # whenever it is: the state may be read from before it
-                    elif noted:
-                        for deleted in body.paths:
-                            last_touch[deleted] = zxid
-                    continue
-                if noted:
-                    for _, op in ops:
-                        op_kind = type(op)
-                        if op_kind is Create or op_kind is Delete or op_kind is SetData or op_kind is SetAcl:
-                            last_touch[op.path] = zxid
-            self.stats.logs.append(path)
-            if reader.damage:
-                self.problems.append(reader.damage)
-                break
+                self.stats.logs.append(path)
+                self._log_ends[path] = one.end_offset
+                if one.damage:
+                    self.problems.append(one.damage)
+                    break
         self._end_scan(scan, last, count)
 
-    def _end_scan(self, scan: _Scan, last: Txn | Head | None, count: int) -> None:
+    @contextmanager
+    def _helpers(self, job: _ScanJob) -> Iterator[Iterator[_LogScan | None] | None]:
+        """What forked helpers read of each log (in order; None for a log they did not read), or None
+        when the logs are read here, one by one: a window with a time bound (whose touches depend on the
+        times of the logs before), one log, one CPU, or logs too small to be worth a process."""
+        workers = self.workers if self.workers is not None else _parallel(self._logs)
+        timed = job.since_time is not None or job.until_time != 1 << 64
+        if workers < 2 or len(self._logs) < 2 or timed:
+            yield None
+            return
+        try:
+            context = multiprocessing.get_context("fork")
+        except ValueError:  # no fork on this platform
+            yield None
+            return
+        with context.Pool(workers, initializer=_helper_signals) as pool:
+            # each log alone (nothing before it known): recording from its first txn, never finished by a
+            # time, its index sampled from its own first txn (an index serves time windows only)
+            yield iter(pool.imap(_scan_log, [replace(job, path=path, recording=True) for path in self._logs]))
+
+    def _end_scan(self, scan: _Scan, last: _Mark | None, count: int) -> None:
         last_touch = scan.last_touch
         for raw, zxid in scan.raw_touch.items():  # each path once, decoded as the txns reader decodes it
             path = decode_text(raw)
             if zxid > last_touch.get(path, -1):
                 last_touch[path] = zxid
         scan.raw_touch = {}
-        scan.last = _kept(last)
+        scan.last = last
         scan.count = count
         stats = self.stats
         stats.txns_scanned = count
@@ -572,82 +760,173 @@ class ChangeReader:
         up what it tracks from the states after it: ``Engine.start``)."""
         if self.empty:
             return
-        stats = self.stats
-        start, start_time = self._start_zxid, self._start_time
-        until_zxid = self._until_zxid if self._until_zxid is not None else 1 << 64
-        until_time = self._until_time if self._until_time is not None else 1 << 64
-        end = self._end_zxid
-        opened = False
+        if self.fast:
+            yield from self._fast_txns(rewrite)
+            return
+        start, start_time, until_zxid, until_time, end = self._bounds()
         last = self._state_zxid
-        fast, states = self.fast, self.states
-        routes: dict[bytes, tuple[str, int]] = {}  # a setData head's path → (path, what is done with it)
-        tuple_new = tuple.__new__
-        run: list[Rewrite] = []  # rewrites not handed over yet, all before the window or all in it
-        unknown = 0  # of them, those whose state before was not known
-        most = 1  # the first txn alone: the caller sets up what it tracks from the states after it
-        done = False
-        for path in self._logs_from(self._state_zxid + 1):
-            reader = LogFile(path, best_effort=True)  # pass 1 read these: what it accepted is read again
-            records: Iterator[Any] = reader.heads(after=last, verify=False) if fast else reader.txns(after=last)
-            for record in records:
-                zxid, time_ms = record[0], record[3]
+        opened = False
+        for path in self._logs_from(last + 1):
+            for txn in LogFile(path, best_effort=True).txns(after=last):  # what pass 1 accepted, read again
+                zxid, time_ms = txn.zxid, txn.time_ms
                 if zxid > end:
-                    done = True
-                    break
+                    return
                 if zxid != last + 1 and zxid >> 32 == last >> 32:
-                    # pass 1 saw none: the files changed in between
-                    if run:
-                        yield self._counted(run, unknown, opened), None, opened
                     raise FilesError(f"{path}: txns {last + 1:#x}..{zxid - 1:#x} are missing from the logs")
                 last = zxid
                 if not opened and zxid >= start and (start_time is None or time_ms >= start_time):
-                    if run:  # what was rewritten before the window: timed, not counted
-                        yield run, None, False
-                        run, unknown = [], 0
                     opened = True
-                    stats.first_zxid, stats.first_time_ms = zxid, time_ms
+                    self.stats.first_zxid, self.stats.first_time_ms = zxid, time_ms
                 if opened and (zxid > until_zxid or time_ms > until_time):
-                    done = True
-                    break
-                txn: Txn
-                if not fast:
-                    txn = record
-                else:
-                    _, session, cxid, _, kind, body, raw, version, buf, data_at, data_size = record
-                    if body is None:  # a setData head
-                        route = routes.get(raw)
-                        if route is None:
-                            route = routes[raw] = self._route(raw, rewrite)
-                        name, how = route
-                        if how >= _REWRITE_KEEP and (state := states.get(name)) is not None:
-                            unknown += state.mzxid >= zxid  # as _set has it, and its state after
-                            state.mzxid, state.mtime, state.version, state.decoded = zxid, time_ms, version, None
-                            if how == _REWRITE_KEEP:
-                                state.data = buf[data_at : data_at + data_size]
-                            run.append(tuple_new(Rewrite, (zxid, session, cxid, time_ms, name)))
-                            if len(run) >= most:
+                    return
+                yield txn, self._stepped(txn, opened), opened
+
+    def _bounds(self) -> tuple[int, int | None, int, int, int]:
+        """The window's first zxid and time (the first txn at or after both opens it), the zxid and time
+        past which it ends (no bound: past any), and the last txn pass 1 read."""
+        until_zxid = self._until_zxid if self._until_zxid is not None else 1 << 64
+        until_time = self._until_time if self._until_time is not None else 1 << 64
+        return self._start_zxid, self._start_time, until_zxid, until_time, self._end_zxid
+
+    def _stepped(self, txn: Txn, in_window: bool) -> list[Step]:
+        """The steps of a whole txn, applied, and counted into ``stats`` if in the window."""
+        steps = self._apply(txn)
+        if in_window:
+            stats = self.stats
+            stats.txns += 1
+            stats.ops += len(steps)
+            for step in steps:
+                stats.unknown_before += not step.known
+            stats.last_zxid, stats.last_time_ms = txn.zxid, txn.time_ms
+            self._count(txn)
+        return steps
+
+    def _fast_txns(
+        self, rewrite: Callable[[str], bool] | None
+    ) -> Iterator[tuple[Txn | list[Rewrite], list[Step] | None, bool]]:
+        """``txns`` on the fast path: the logs read again in one loop of this function's own, a record at a
+        time, with nothing made of a rewrite but its ``Rewrite`` (most of a busy log: see the module
+        docstring). Pass 1 read these records whole and checked them (framing, checksums, bodies, the
+        logs' damage and ends: ``LogFile._read``, after ZooKeeper's FileTxnLog.java), so this loop only
+        finds them again; a record that is not where or what pass
+        1 found (the files changed in between) is a ``FilesError``, never a guess."""
+        start, start_time, until_zxid, until_time, end = self._bounds()
+        stats, states = self.stats, self.states
+        last = self._state_zxid
+        routes: dict[bytes, tuple[str, int]] = {}  # a setData head's path → (path, what is done with it)
+        tuple_new = tuple.__new__
+        unpack_set, unpack_int = FRAMED_SET.unpack_from, INT.unpack_from
+        framed_set, header, max_field, chunk = FRAMED_SET.size, TXN_HEADER.size, MAX_FIELD, _REREAD_CHUNK
+        set_path = header + 4  # a setData's path, after the txn header and its length
+        keep = _REWRITE_KEEP
+        run: list[Rewrite] = []  # rewrites not handed over yet, all before the window or all in it
+        unknown = 0  # of them, those whose state before was not known
+        most = 1  # the first txn alone: the caller sets up what it tracks from the states after it
+        opened = done = False
+        for path in self._logs_from(last + 1):
+            try:
+                f = open_file(path)
+            except OSError as exc:
+                raise FilesError(f"{path}: cannot read: {exc.strerror or exc}") from None
+            with f:
+                f.seek(FILE_HEADER.size)  # pass 1 checked the header
+                log_end = self._log_ends.get(path, MAX_FIELD << 32)  # (pass 1 stopped inside it: no end known)
+                buf, pos, base, size, eof = b"", 0, FILE_HEADER.size, 0, False  # size: len(buf) without padding
+                while True:
+                    if last >= end:  # the last txn pass 1 read: what follows it is not the window's
+                        done = True
+                        break
+                    if base + pos >= log_end:
+                        break  # where pass 1 found this log's records end (zeros, a torn record, damage)
+                    if size - pos < framed_set:
+                        if not eof:
+                            more = f.read(chunk)
+                            eof = len(more) < chunk
+                            buf, pos, base = buf[pos:size] + more, 0, base + pos
+                            size = len(buf)
+                        if size - pos < 12:
+                            break  # the end of this log, as pass 1 found it (zeros or nothing follow)
+                        if len(buf) - pos < framed_set:  # a short last record: zeros to unpack a frame from
+                            buf += bytes(framed_set)
+                    _, length, session, cxid, zxid, time_ms, kind, path_size = unpack_set(buf, pos)
+                    if not header <= length <= max_field:
+                        break  # the preallocated zeros: the end of this log
+                    marker = pos + 12 + length  # the record's "B"
+                    if marker >= size and not eof:
+                        more = f.read(length + 1 + chunk)
+                        eof = len(more) < length + 1 + chunk
+                        buf, marker, base = buf[pos:size] + more, marker - pos, base + pos
+                        pos, size = 0, len(buf)
+                    if marker >= size or buf[marker] != 0x42:
+                        raise FilesError(f"{path}: no record at byte {base + pos}: {_CHANGED}")
+                    record, pos = pos + 12, marker + 1
+                    if zxid != last + 1:  # (one test for the usual case: the next txn)
+                        if zxid <= last:
+                            continue  # in the state already
+                        if zxid > end:
+                            done = True
+                            break
+                        if zxid >> 32 == last >> 32:
+                            if run:
                                 yield self._counted(run, unknown, opened), None, opened
-                                run, unknown, most = [], 0, _RUN
-                            continue
-                        data = buf[data_at : data_at + data_size] if how != _SKIP else None
-                        body = SetData(name, data, version)
+                            raise FilesError(f"{path}: txns {last + 1:#x}..{zxid - 1:#x} are missing from the logs")
+                    last = zxid
+                    if not opened and zxid >= start and (start_time is None or time_ms >= start_time):
+                        if run:  # what was rewritten before the window: timed, not counted
+                            yield run, None, False
+                            run, unknown = [], 0
+                        opened = True
+                        stats.first_zxid, stats.first_time_ms = zxid, time_ms
+                    if opened and (zxid > until_zxid or time_ms > until_time):
+                        done = True
+                        break
+                    body: Any = None
+                    if kind == SET_DATA and 0 <= path_size <= length - set_path - 4:
+                        # a plain setData as pass 1's heads read it (``LogFile._read``): a path and a data
+                        # buffer that are not null, a version, then nothing or a digest
+                        at = record + set_path + path_size  # the data's length
+                        (data_size,) = unpack_int(buf, at)
+                        if 0 <= data_size <= marker - at - 8:
+                            done_at = at + 8 + data_size
+                            if done_at == marker or done_at + 12 == marker:
+                                raw = buf[at - path_size : at]
+                                route = routes.get(raw)
+                                if route is None:
+                                    route = routes[raw] = self._route(raw, rewrite)
+                                name, how = route
+                                if how >= keep and (state := states.get(name)) is not None:
+                                    unknown += state.mzxid >= zxid  # as _set has it, and its state after
+                                    (state.version,) = unpack_int(buf, done_at - 4)
+                                    state.mzxid, state.mtime, state.decoded = zxid, time_ms, None
+                                    if how == keep:
+                                        state.data = buf[at + 4 : at + 4 + data_size]
+                                    run.append(tuple_new(Rewrite, (zxid, session, cxid, time_ms, name)))
+                                    if len(run) >= most:
+                                        yield self._counted(run, unknown, opened), None, opened
+                                        run, unknown, most = [], 0, _RUN
+                                    continue
+                                (version,) = unpack_int(buf, done_at - 4)
+                                data = buf[at + 4 : at + 4 + data_size] if how != _SKIP else None
+                                body = SetData(name, data, version)
+                    if body is None:
+                        try:
+                            body, _ = record_body(kind, buf[record:marker])
+                        except JuteError:
+                            raise FilesError(
+                                f"{path}: the record at byte {base + record - 12} cannot be read: {_CHANGED}"
+                            ) from None
                     txn = tuple_new(Txn, (zxid, session, cxid, time_ms, kind, body, None))
-                if run:
-                    yield self._counted(run, unknown, opened), None, opened
-                    run, unknown = [], 0
-                most = _RUN
-                steps = self._apply(txn)
-                if opened:
-                    stats.txns += 1
-                    stats.ops += len(steps)
-                    stats.unknown_before += sum(not step.known for step in steps)
-                    stats.last_zxid, stats.last_time_ms = zxid, time_ms
-                    self._count(txn)
-                yield txn, steps, opened
+                    if run:
+                        yield self._counted(run, unknown, opened), None, opened
+                        run, unknown = [], 0
+                    most = _RUN
+                    yield txn, self._stepped(txn, opened), opened
             if done:
                 break
         if run:
             yield self._counted(run, unknown, opened), None, opened
+        if not done:  # the logs ended before the last txn pass 1 read
+            raise FilesError(f"{self._logs[-1]}: the logs end at zxid {last:#x}: {_CHANGED}")
 
     def _counted(self, run: list[Rewrite], unknown: int, in_window: bool) -> list[Rewrite]:
         """A run of rewrites counted into ``stats`` (as ``txns`` counts a txn of one step) if in the window."""

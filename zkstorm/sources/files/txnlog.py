@@ -40,7 +40,7 @@ _SKIP_READ = 1 << 12  # after seeking over a record: enough for the next header 
 _FRAME = struct.Struct(">qi")  # checksum, length
 _FRAMED_HEADER = 12 + TXN_HEADER.size  # a record's frame and txn header: what says whether one starts here
 _FRAMED = struct.Struct(_FRAME.format + TXN_HEADER.format.lstrip(">"))  # both, in one unpack
-_FRAMED_SET = struct.Struct(_FRAMED.format + "i")  # and the int after them: a setData's path length
+FRAMED_SET = struct.Struct(_FRAMED.format + "i")  # and the int after them: a setData's path length
 _TYPE_AT = _FRAMED_HEADER - INT.size  # the txn type, the header's last field
 _ZERO_BLOCK = bytes(1 << 12)
 _DIGEST = struct.Struct(">iq")  # TxnDigest: version, tree digest
@@ -244,6 +244,19 @@ def _body(kind: int, buf: bytes, pos: int, end: int) -> tuple[Any, int]:
     raise JuteError(f"unknown txn type {kind}")
 
 
+def record_body(kind: int, payload: bytes) -> tuple[Any, tuple[int, int] | None]:
+    """A record's body (``payload`` is the txn header and what follows it, up to its ``B``) and its
+    TxnDigest if it carries one; ``JuteError`` when the bytes are not a body of ``kind`` and nothing else."""
+    length = len(payload)
+    body, at = _body(kind, payload, TXN_HEADER.size, length)
+    digest = None
+    if length - at == 12:
+        digest, at = _DIGEST.unpack_from(payload, at), at + 12
+    if at != length:
+        raise JuteError(f"{length - at} unexpected bytes after the body")
+    return body, digest
+
+
 def _close_session(buf: bytes, pos: int, end: int) -> tuple[CloseSession, int]:
     """3.6+ logs carry the paths to delete; older ones (and closeSessionTxn.enabled=false) nothing.
     The body is accepted only if it is a vector of absolute paths that ends where a body can end."""
@@ -424,7 +437,7 @@ class LogFile:
         framed = 12 + header_size  # a record's frame and txn header, read before the rest of it
         size = os.fstat(f.fileno()).st_size  # a record's length is checked against it before it is read
         unpack_frame, unpack_framed, unpack_int = _FRAME.unpack_from, _FRAMED.unpack_from, INT.unpack_from
-        unpack_set = _FRAMED_SET.unpack_from
+        unpack_set = FRAMED_SET.unpack_from
         tuple_new, adler32 = tuple.__new__, zlib_ng.adler32  # zlib-ng's: 3.6x zlib's on a 1.3 KiB record
         set_path = header_size + 4  # a setData's path, after the header and its length
         head_kind = SET_DATA if heads else None  # the txn type read as a head
@@ -432,13 +445,13 @@ class LogFile:
         end = 0  # len(buf)
         while True:
             self.end_offset = base + pos
-            if end - pos < _FRAMED_SET.size:
-                buf, pos, base = buf[pos:] + f.read(max(_CHUNK, _FRAMED_SET.size)), 0, base + pos
+            if end - pos < FRAMED_SET.size:
+                buf, pos, base = buf[pos:] + f.read(max(_CHUNK, FRAMED_SET.size)), 0, base + pos
                 end = len(buf)
                 if end < 12:
                     self.partial_tail = bool(buf.strip(b"\0"))
                     return
-            if end - pos >= _FRAMED_SET.size:  # and a setData's path length: read, whatever the type
+            if end - pos >= FRAMED_SET.size:  # and a setData's path length: read, whatever the type
                 checksum, length, session, cxid, zxid, time_ms, kind, path_size = unpack_set(buf, pos)
             elif end - pos >= framed:
                 (checksum, length, session, cxid, zxid, time_ms, kind), path_size = unpack_framed(buf, pos), -1
@@ -508,12 +521,7 @@ class LogFile:
                 self._bad_checksum(offset)
                 return
             try:
-                body, at = _body(kind, payload, header_size, length)
-                digest = None
-                if length - at == 12:
-                    digest, at = _DIGEST.unpack_from(payload, at), at + 12
-                if at != length:
-                    raise JuteError(f"{length - at} unexpected bytes after the body")
+                body, digest = record_body(kind, payload)
             except JuteError as exc:
                 self._damaged(f"{self.path}: txn {zxid:#x} at byte {offset} cannot be read ({exc})")
                 return
