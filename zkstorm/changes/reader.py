@@ -37,9 +37,7 @@ or writes while it is absent from the state.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -69,6 +67,7 @@ from ..sources.files.txnlog import (
     record_body,
 )
 from ..units import LONG_MAX
+from .forked import can_fork, forked
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _INDEX_EVERY = 1024  # one (zxid, time) pair kept per this many txns, to place a window given in time
@@ -327,13 +326,6 @@ class _LogScan:
             return True
         first = self.first.zxid  # the next txn, or the first of a later epoch (else: missing, or read twice)
         return first == last.zxid + 1 or (first > last.zxid and first >> 32 != last.zxid >> 32)
-
-
-def _helper_signals() -> None:
-    """A pass 1 helper ends quietly when its pool ends it (SIGTERM), and leaves Ctrl-C to the command,
-    which ends the pool: the handlers the CLI set (``cli/app.py``) are the command's, not the helper's."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _parallel(logs: list[str]) -> int:
@@ -598,18 +590,14 @@ class ChangeReader:
         times of the logs before), one log, one CPU, or logs too small to be worth a process."""
         workers = self.workers if self.workers is not None else _parallel(self._logs)
         timed = job.since_time is not None or job.until_time != 1 << 64
-        if workers < 2 or len(self._logs) < 2 or timed:
+        if workers < 2 or len(self._logs) < 2 or timed or not can_fork():  # (spawn-only, a pool's worker)
             yield None
             return
-        try:
-            context = multiprocessing.get_context("fork")
-        except ValueError:  # no fork on this platform
-            yield None
-            return
-        with context.Pool(workers, initializer=_helper_signals) as pool:
-            # each log alone (nothing before it known): recording from its first txn, never finished by a
-            # time, its index sampled from its own first txn (an index serves time windows only)
-            yield iter(pool.imap(_scan_log, [replace(job, path=path, recording=True) for path in self._logs]))
+        # each log alone (nothing before it known): recording from its first txn, never finished by a
+        # time, its index sampled from its own first txn (an index serves time windows only); a helper
+        # that ends without its result is a None (``forked``), read here
+        with forked(_scan_log, [replace(job, path=path, recording=True) for path in self._logs], workers) as found:
+            yield found
 
     def _end_scan(self, scan: _Scan, last: _Mark | None, count: int) -> None:
         last_touch = scan.last_touch
