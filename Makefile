@@ -46,7 +46,7 @@ $(JARS_DIR)/%/.complete: tests/real/pom.xml
 	mvn -q -B -f tests/real/pom.xml -P $* dependency:copy-dependencies -DoutputDirectory=$(JARS_DIR)/$*
 	@touch $@
 
-bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs the sequential walk (35k real-format znodes), history (2 small snapshots; a year of 100k partitions, full, and the nightly update at 30 and 365 nights), a million partitions (as a snapshot file), S3 round trip; then kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns); last, every figure against its target with the machine (bench/summary.py)
+bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs the sequential walk (35k real-format znodes), history (2 small snapshots; a year of 100k partitions, full, and the nightly update at 30 and 365 nights), a million partitions (as a snapshot file), S3 round trip; then kafka health (100k partitions), snapshots (30k and 300k znodes), offline files vs ZooKeeper's loader (300k), changes vs ZooKeeper's log dumper (400k txns), a KRaft log of a million partitions vs kafka-dump-log (needs make jars); last, every figure against its target with the machine (bench/summary.py)
 	$(BIN)/python -u bench/bench_walk.py --json bench-results/walk.json
 	$(BIN)/python -u bench/bench_history.py --json bench-results/history.json
 	$(BIN)/python -u bench/bench_scale.py --json bench-results/scale.json
@@ -55,6 +55,7 @@ bench: $(STAMP) ## Benchmarks, those with a target first: walk and snapshot vs t
 	$(BIN)/python -u bench/bench_snapshot.py --json bench-results/snapshot.json
 	$(BIN)/python -u bench/bench_files.py --json bench-results/files.json
 	$(BIN)/python -u bench/bench_changes.py --json bench-results/changes.json
+	ZKSTORM_JARS_DIR=$(JARS_DIR) $(BIN)/python -u bench/bench_kraft.py --json bench-results/kraft.json
 	$(BIN)/python bench/summary.py bench-results
 
 lint: $(STAMP) ## ruff (format check + lint) and mypy

@@ -5,7 +5,9 @@ Printed: the machine (CPU, cores, memory, Python, Java) and the commit each benc
 ``snapshot`` and ``tree`` against the sequential walk (median of the rounds, and each round's ratio), and
 the snapshot with no reads; the nightly history update of a year of 100,000 partitions; the largest
 tree's commands with their peak RSS and µs per znode at both sizes; the S3 round trip; ``changes`` against
-ZooKeeper's own log dumper (TxnLogToolkit), with its peak RSS. A target missed is printed as missed, with
+ZooKeeper's own log dumper (TxnLogToolkit), with its peak RSS; a KRaft log of a million partitions read
+against ``kafka-dump-log --cluster-metadata-decoder``, with its peak RSS at the whole log and at half its
+changes. A target missed is printed as missed, with
 the figure.
 
 Usage: ``python bench/summary.py [bench-results]``.
@@ -27,6 +29,8 @@ from benchlib import read_result
 SNAPSHOT_RATIO = 20.0  # snapshot and tree, each this many times the sequential walk's rate
 NIGHTLY_UPDATE_SECONDS = 30.0  # a year of 100,000 partitions, one night added
 CHANGES_RATIO = 10.0  # zkstorm changes, this many times TxnLogToolkit's dump rate on the same logs
+KRAFT_RATIO = 1.0  # a KRaft log of a million partitions read at least as fast as kafka-dump-log decodes it
+KRAFT_RSS_APART = 0.10  # its peak RSS at half the log's changes within this of the whole log's: bounded by the state
 
 
 def machine() -> str:
@@ -182,12 +186,38 @@ def changes_lines(changes: dict[str, Any]) -> list[str]:
     ]
 
 
+def kraft_lines(kraft: dict[str, Any]) -> list[str]:
+    ratio = kraft["partitions_vs_dump_log"]
+    rounds = kraft["partitions_vs_dump_log_per_round"]
+    whole, half = kraft["partitions_peak_rss_mib"], kraft["half_changes_peak_rss_mib"]
+    apart = abs(whole - half) / max(min(whole, half), 1)
+    return [
+        f"{kraft['records']:,} records ({kraft['partitions']:,} partitions, {kraft['changes']:,} changes, "
+        f"{kraft['segment_mib']} MiB): zkstorm --from-kraft kafka partitions -f jsonl "
+        f"{kraft['partitions_records_per_s']:,} records/s against kafka-dump-log --cluster-metadata-decoder's "
+        f"{kraft['dump_log_records_per_s']:,}: {ratio:.2f}x (rounds {min(rounds):.2f}-{max(rounds):.2f}x, median "
+        f"of {kraft['rounds']}); target {KRAFT_RATIO:.0f}x {verdict(ratio >= KRAFT_RATIO)}",
+        f"the library's read alone (decode and replay) {kraft['library_read_records_per_s']:,} records/s, "
+        f"{kraft['library_read_vs_dump_log']:.2f}x kafka-dump-log's; CPU seconds (every thread) "
+        f"{_range(kraft['partitions_command_cpu_secs'])} against kafka-dump-log's "
+        f"{_range(kraft['dump_log_cpu_secs'])}: "
+        f"{kraft['partitions_vs_dump_log_cpu']:.2f}x",
+        f"peak RSS {whole} MiB, at half the changes {half} MiB ({apart:.0%} apart): memory follows the state, "
+        f"not the log, target within {KRAFT_RSS_APART:.0%} {verdict(apart <= KRAFT_RSS_APART)}",
+    ]
+
+
+def _range(values: list[float]) -> str:
+    return f"{min(values):.1f}-{max(values):.1f}s" if min(values) != max(values) else f"{values[0]:.1f}s"
+
+
 SECTIONS = (
     ("walk.json", "Walk and snapshot, cold processes", walk_lines),
     ("history.json", "History", history_lines),
     ("scale.json", "The largest tree", scale_lines),
     ("s3.json", "S3 round trip (moto on loopback)", s3_lines),
     ("changes.json", "Changes from the transaction logs, against ZooKeeper's TxnLogToolkit", changes_lines),
+    ("kraft.json", "A KRaft metadata log of a million partitions, against kafka-dump-log", kraft_lines),
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,14 @@ import pytest
 
 import zkstorm
 from tests.test_cli import run
-from tests.test_kraft import REAL, _batches, expected, folder
+from tests.test_kraft import REAL, _batches, _rewrite_crc, expected, folder
 from zkstorm.errors import ExitCode
 from zkstorm.records import (
     KafkaAclChanged,
+    KafkaBrokerControlledShutdown,
     KafkaBrokerGone,
     KafkaBrokerRegistered,
+    KafkaBrokerRegisteredFenced,
     KafkaConfigChanged,
     KafkaControllerElected,
     KafkaPartitionChanged,
@@ -75,6 +78,100 @@ def test_brokers_fenced_and_unfenced_are_gone_and_registered_at_kafkas_batch(nam
     registered = of(found, KafkaBrokerRegistered)
     assert {c.broker_id: (c.zxid, c.time_ms) for c in registered} == unfenced
     assert {c.broker_id: c.rack for c in registered} == {1: "rack-a", 2: "rack-b", 3: "rack-c"}
+
+
+@pytest.mark.parametrize("name", ["kraft-4.x", "kraft-3.9"])
+def test_fenced_at_registration_is_not_fenced_later_and_a_controlled_shutdown_starts_at_kafkas_record(
+    name: str,
+) -> None:
+    found = changes(name)
+    records = dump_records(name)
+    # every broker's start: Kafka writes its registration fenced (RegisterBrokerRecord fenced true)
+    registrations = [
+        (last, time_ms, p["data"]["brokerId"], p["data"]["brokerEpoch"])
+        for last, time_ms, p in records
+        if p["type"] == "REGISTER_BROKER_RECORD"
+    ]
+    assert registrations and all(p["data"]["fenced"] for _, _, p in records if p["type"] == "REGISTER_BROKER_RECORD")
+    fenced = of(found, KafkaBrokerRegisteredFenced)
+    assert [(c.zxid, c.time_ms, c.broker_id, c.session_id) for c in fenced] == registrations
+    assert [c.replaced for c in fenced] == [False] * 3  # none replaced a registration that served
+    assert {c.broker_id: c.rack for c in fenced} == {1: "rack-a", 2: "rack-b", 3: "rack-c"}
+    # a registration fenced is not a broker gone: the only ones gone were fenced after they served
+    assert [(c.broker_id, c.how) for c in of(found, KafkaBrokerGone)] == [(3, "fenced"), (2, "controlled_shutdown")]
+    # broker 2 stopped: InControlledShutdown 1 (BrokerRegistrationChangeRecord v1), then its fencing
+    started = [
+        (last, time_ms, p["data"]["brokerId"])
+        for last, time_ms, p in records
+        if p["type"] == "BROKER_REGISTRATION_CHANGE_RECORD" and p["data"].get("inControlledShutdown") == 1
+    ]
+    shutdown = of(found, KafkaBrokerControlledShutdown)
+    assert [(c.zxid, c.time_ms, c.broker_id) for c in shutdown] == started and len(started) == 1
+    epoch = next(c.session_id for c in fenced if c.broker_id == 2)  # broker 2's registration's
+    assert (shutdown[0].fenced, shutdown[0].session_id, shutdown[0].root) == (False, epoch, "kraft:")
+    gone = next(c for c in of(found, KafkaBrokerGone) if c.broker_id == 2)
+    assert shutdown[0].zxid < gone.zxid
+    # no generic record is left for these registrations' znodes
+    generic = [c for c in found if type(c).__name__.startswith("Znode") and "/brokers/ids/" in c.path]
+    assert generic == []
+
+
+def test_a_migration_rolls_its_brokers_through_controlled_shutdown_and_registers_them_again() -> None:
+    """KIP-866's last roll (tests/data/real/kraft-migration-3.9): each broker stopped cleanly, then
+    registered again, fenced, and unfenced: three controlled shutdowns, six fenced registrations."""
+    cluster = zkstorm.from_kraft(str(REAL / "kraft-migration-3.9" / "kraft"))
+    found = list(cluster.changes())
+    fenced = of(found, KafkaBrokerRegisteredFenced)
+    shutdown = of(found, KafkaBrokerControlledShutdown)
+    gone = of(found, KafkaBrokerGone)
+    assert sorted(c.broker_id for c in fenced) == [1, 1, 2, 2, 3, 3]
+    assert sorted(c.broker_id for c in shutdown) == [1, 2, 3] and not any(c.fenced for c in shutdown)
+    assert sorted((c.broker_id, c.how) for c in gone) == [(b, "controlled_shutdown") for b in (1, 2, 3)]
+    for broker in (1, 2, 3):  # shutdown started, fenced, registered again (fenced), unfenced: in that order
+        lifecycle = (KafkaBrokerControlledShutdown, KafkaBrokerGone, KafkaBrokerRegisteredFenced, KafkaBrokerRegistered)
+        mine = [c for c in found if type(c) in lifecycle and c.broker_id == broker]
+        kinds = [type(c).__name__ for c in mine]
+        assert kinds == [
+            "KafkaBrokerRegisteredFenced",
+            "KafkaBrokerRegistered",
+            "KafkaBrokerControlledShutdown",
+            "KafkaBrokerGone",
+            "KafkaBrokerRegisteredFenced",
+            "KafkaBrokerRegistered",
+        ], (broker, kinds)
+        again = mine[4]
+        assert again.replaced is False and again.session_id > mine[0].session_id  # a new broker epoch
+
+
+def test_a_serving_broker_registered_again_is_gone_then_registered_fenced(tmp_path: Path) -> None:
+    """A broker that restarts within its lease registers again while its old registration serves: Kafka
+    replaces it whole (``BrokerRegistration.fromRecord``), fenced. Made from the capture's own bytes:
+    broker 1's ``RegisterBrokerRecord`` batch (offset 13) appended after the log's last batch, with its
+    base offset, broker epoch and time moved there and its CRC32C made good (broker 1 serves at the end)."""
+    target = tmp_path / "__cluster_metadata-0"
+    shutil.copytree(folder("kraft-4.x"), target)
+    log = next(target.glob("*.log"))
+    batches = _batches(log)
+    original, last = next(b for b in batches if b.base_offset == 13), batches[-1]
+    data = bytearray(log.read_bytes())
+    batch = bytearray(data[original.position : original.position + original.size])
+    offset = last.last_offset + 1
+    struct.pack_into(">q", batch, 0, offset)  # base offset
+    struct.pack_into(">qq", batch, 27, last.max_timestamp_ms + 1, last.max_timestamp_ms + 1)  # base, max time
+    epoch_at = bytes(batch).index(struct.pack(">q", 13), 61)  # the record's BrokerEpoch: 13, its offset
+    struct.pack_into(">q", batch, epoch_at, offset)
+    end = len(data)
+    data += batch
+    _rewrite_crc(data, end)
+    log.write_bytes(bytes(data))
+    found = list(zkstorm.from_kraft(str(target)).changes(since=offset))
+    assert [(type(c).__name__, c.broker_id, c.zxid) for c in found] == [
+        ("KafkaBrokerGone", 1, offset),
+        ("KafkaBrokerRegisteredFenced", 1, offset),
+    ]
+    gone, fenced = found
+    assert (gone.how, gone.session_id) == ("registered_again", 13)
+    assert (fenced.replaced, fenced.session_id, fenced.rack) == (True, offset, "rack-a")
 
 
 @pytest.mark.parametrize("name", ["kraft-4.x", "kraft-3.9"])
@@ -169,6 +266,10 @@ def test_cli_formats_and_window_options() -> None:
     assert table.exit_code == 0, table.output
     assert "(offset 0..159)" in table.stdout and "record batches" in table.stdout
     assert "@107  broker 3 (127.0.0.1:41413) gone (fenced), broker epoch 14" in table.stdout
+    assert "@14  broker 3 registered fenced (127.0.0.1:41413), broker epoch 14" in table.stdout
+    assert "@125  broker 2 (127.0.0.1:37261) began its controlled shutdown, broker epoch 12" in table.stdout
+    kinds = run("--from-kraft", target, "changes", "--kind", "kafka_broker_*", "-f", "jsonl")
+    assert [json.loads(line)["kind"] for line in kinds.stdout.splitlines()].count("kafka_broker_registered_fenced") == 3
     jsonl = run("--from-kraft", target, "changes", "--since", "84", "--until", "86", "-f", "jsonl")
     kinds = [json.loads(line)["kind"] for line in jsonl.stdout.splitlines()]
     assert kinds == ["kafka_reassignment_started", "kafka_reassignment_completed", "kafka_partition_changed"]

@@ -165,6 +165,58 @@ def test_the_schemas_are_kafkas_and_every_version_compiles() -> None:
     assert kinds.by_key[0].newest == 4 and kinds.by_key[17].newest == 3  # Kafka 4.4.0's registrations
 
 
+def _outcome(reader: Any, value: bytes) -> Any:
+    try:
+        return reader(value, 0, len(value))
+    except MessageError as exc:
+        return ("MessageError", exc.kind)
+
+
+def test_the_generated_readers_read_what_the_interpreted_ones_read_and_refuse_what_they_refuse() -> None:
+    """The readers generated from the schemas (``messages._struct_reader``) against the closures they
+    replaced (``interpreted_struct_reader``): every metadata record of every real capture (logs and
+    snapshots, every type and version they hold), and one record of each type with each byte set to 0x00,
+    0x7F and 0xFF, and cut short at each byte: the same fields, or a ``MessageError`` of the same kind."""
+    from zkstorm.sources.kraft.messages import _struct_reader, interpreted_struct_reader, read_uvarint
+
+    kinds = schemas()
+    pairs: dict[tuple[str, int], tuple[Any, Any]] = {}
+    seen: dict[tuple[str, int], bytes] = {}
+    files = [p for name in ("kraft-4.x", "kraft-3.9", "kraft-migration-3.9/kraft") for p in sorted(
+        (REAL / name / "__cluster_metadata-0").glob("*")) if p.suffix in (".log", ".checkpoint")]  # fmt: skip
+    records = 0
+    for path in files:
+        for batch in _batches(path):
+            if batch.control:
+                continue
+            for record in batch.records:
+                value = record.value or b""
+                pos = 0
+                _, pos = read_uvarint(value, pos, len(value))
+                api_key, pos = read_uvarint(value, pos, len(value))
+                version, pos = read_uvarint(value, pos, len(value))
+                spec = kinds.by_key[api_key]
+                key = (spec.name, version)
+                if key not in pairs:
+                    flexible = version in spec.flexible
+                    pairs[key] = (
+                        _struct_reader(spec.fields, version, flexible),
+                        interpreted_struct_reader(spec.fields, version, flexible),
+                    )
+                    seen[key] = value[pos:]
+                generated, interpreted = pairs[key]
+                assert _outcome(generated, value[pos:]) == _outcome(interpreted, value[pos:]), (path, record.offset)
+                records += 1
+    assert records > 1000 and len(pairs) >= 20  # every kind the captures hold, from Kafka 3.9 and 4.4
+    for key, body in seen.items():
+        generated, interpreted = pairs[key]
+        for i in range(len(body)):
+            for lie in (0x00, 0x7F, 0xFF):
+                mutated = body[:i] + bytes([lie]) + body[i + 1 :]
+                assert _outcome(generated, mutated) == _outcome(interpreted, mutated), (key, i, lie)
+            assert _outcome(generated, body[:i]) == _outcome(interpreted, body[:i]), (key, i)  # cut short
+
+
 # --- the image: zkstorm's views against kafka-metadata-shell ----------------------------------------------
 
 BROKER = re.compile(
@@ -501,6 +553,58 @@ def test_tree_and_get_show_the_kraft_image_as_znodes() -> None:
     assert run("--from-kraft", k, "get", "/brokers/ids/1").exit_code == ExitCode.NOT_FOUND
     storm = run("--from-kraft", k, "storm", "topologies")
     assert storm.exit_code == ExitCode.NOT_FOUND
+
+
+def _generic_walk(tree: Any, rel: str) -> list[tuple[str, Any]]:
+    """Every node under ``rel``, each after its subtree, children in name order: from ``children`` and
+    ``node`` alone, as ``Tree.walk`` gave them before its partitions subtree had a path of its own."""
+    out = []
+    for name in tree.children(rel) or ():
+        out += _generic_walk(tree, f"{rel}/{name}" if rel else name)
+    return [*out, (rel, tree.node(rel))]
+
+
+@pytest.mark.parametrize("name", ["kraft-4.x", "kraft-3.9", "kraft-migration-3.9/kraft"])
+def test_the_trees_shortcuts_give_what_its_generic_reads_give(name: str) -> None:
+    """What ``image.Tree`` renders without asking ``children`` and ``node`` of each path (a topic's
+    partitions in a walk, one topic's or broker's config znode alone) and in orjson: the same nodes,
+    stats and bytes as the generic reads and the standard library's JSON, on each real capture."""
+    from zkstorm.sources.kraft.image import Tree
+
+    source = KraftSource(str(REAL / name))
+    source.connect()
+    assert source.image is not None
+    image = source.image
+    walked = list(Tree(image, source.cluster_id).walk("", None))
+    assert walked == _generic_walk(Tree(image, source.cluster_id), "")
+    assert sum("/partitions/" in rel for rel, _ in walked) >= 2 * sum(len(t.partitions) for t in image.topics.values())
+    config = [rel for rel, _ in walked if rel.startswith(("config/topics/", "config/brokers/"))]
+    assert config and any(rel.startswith("config/brokers/") for rel in config)
+    for rel in [*config, "config/topics/no-such-topic", "config/brokers/99"]:
+        full = Tree(image, source.cluster_id)
+        full._config_entities()  # every entity worked out: the generic read
+        assert Tree(image, source.cluster_id).node(rel) == full.node(rel), rel
+    for _, (_, data) in walked:
+        if data is not None and data.startswith(b"{"):
+            assert data == json.dumps(json.loads(data), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_a_rendered_znode_holds_its_own_bytes_not_the_writers_buffer() -> None:
+    """``changes`` keeps the state of every znode it touched: each must hold its bytes, not the 4 KiB
+    orjson wrote them into (what a million states held before: gigabytes)."""
+    import tracemalloc
+
+    from zkstorm.sources.kraft.image import _json
+
+    state = {"controller_epoch": 1, "leader": 3, "version": 1, "leader_epoch": 0, "isr": [1, 2, 3]}
+    tracemalloc.start()
+    try:
+        kept = [_json(state) for _ in range(2000)]
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert kept[0] == json.dumps(state, separators=(",", ":")).encode()
+    assert held / len(kept) < 4 * len(kept[0])  # bytes of about their own size, not kilobytes each
 
 
 # --- damage, torn ends and records not known ------------------------------------------------------------

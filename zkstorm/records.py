@@ -1369,13 +1369,58 @@ class KafkaBrokerGone:
     broker_id: int
     host: str | None
     port: int | None
-    how: str  # expired, closed, deleted
+    # ZooKeeper: expired, closed, deleted; KRaft (changes/kraft.py): fenced (after it served: its lease
+    # lapsed or the controller fenced it), controlled_shutdown, unregistered, registered_again (a new
+    # registration, fenced, replaced the one that served: the broker restarted within its lease)
+    how: str
     registered_at: datetime | None  # when the registration that went was made (its ctime)
     zxid: int
     time_ms: int
     session_id: int  # for a session's end: the session that held the registration
     path: str
     root: str  # the Kafka chroot it was read under
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaBrokerRegisteredFenced:
+    """KRaft only: a broker registered with the controller, fenced, as Kafka registers every broker
+    (``ClusterControlManager.registerBroker`` writes ``RegisterBrokerRecord`` with ``Fenced`` true): it
+    serves once the controller unfences it (``KafkaBrokerRegistered``), after it caught up with the
+    metadata log. Fenced at registration, where ``KafkaBrokerGone`` (``how`` ``fenced``) is a broker
+    fenced after it served."""
+
+    at: datetime
+    broker_id: int
+    host: str | None
+    port: int | None
+    rack: str | None
+    endpoints: tuple[str, ...]
+    replaced: bool  # it replaced a registration that was serving (then also a KafkaBrokerGone, registered_again)
+    zxid: int
+    time_ms: int
+    session_id: int  # the broker epoch: the offset of its RegisterBrokerRecord
+    path: str
+    root: str
+
+
+@dataclass(slots=True, kw_only=True)
+class KafkaBrokerControlledShutdown:
+    """KRaft only: a broker began its controlled shutdown (``BrokerRegistrationChangeRecord`` with
+    ``InControlledShutdown`` 1, ``BrokerRegistrationInControlledShutdownChange.IN_CONTROLLED_SHUTDOWN``):
+    it asked to stop, and the controller moves its leaderships off it, then fences it
+    (``KafkaBrokerGone``, ``how`` ``controlled_shutdown``). ``fenced``: whether it was fenced already
+    (a broker that never served)."""
+
+    at: datetime
+    broker_id: int
+    host: str | None
+    port: int | None
+    fenced: bool
+    zxid: int
+    time_ms: int
+    session_id: int  # the broker epoch
+    path: str
+    root: str
 
 
 @dataclass(slots=True, kw_only=True)
@@ -1950,6 +1995,8 @@ COLUMN_BATCHES: tuple[type, ...] = (StormExecutorStatColumns,)
 CHANGE_TYPES: tuple[type, ...] = (
     KafkaBrokerRegistered,
     KafkaBrokerGone,
+    KafkaBrokerRegisteredFenced,
+    KafkaBrokerControlledShutdown,
     KafkaControllerElected,
     KafkaControllerGone,
     KafkaPartitionChanged,

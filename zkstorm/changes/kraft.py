@@ -26,7 +26,10 @@ Two znodes mean something else over KRaft, and have their own handlers here (``K
   end). So a broker is registered, as the ZooKeeper logs say it, while it is unfenced: unfenced is
   ``KafkaBrokerRegistered`` (``session_id``: the broker epoch, the registration's offset), fenced is
   ``KafkaBrokerGone`` (``how``: ``fenced``, ``controlled_shutdown`` when it was in controlled shutdown
-  first, ``unregistered``). A registration made fenced (every broker's start) is a znode created.
+  first, ``unregistered``, ``registered_again`` when a new registration replaced it). A new registration,
+  which Kafka makes fenced (every broker's start), is ``KafkaBrokerRegisteredFenced``: fenced at
+  registration, where ``KafkaBrokerGone`` is fenced after serving. ``InControlledShutdown`` turning 1
+  (``BrokerRegistrationChangeRecord`` v1+) is ``KafkaBrokerControlledShutdown``, the shutdown's start.
 - ``controller``: ZooKeeper deletes and creates it at each election; KRaft's raft leader changes by a
   ``LeaderChangeMessage`` control record: a new leader or epoch is ``KafkaControllerElected``.
 """
@@ -40,7 +43,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import FilesError
-from ..records import KafkaBroker, KafkaBrokerGone, KafkaBrokerRegistered, KafkaController, KafkaControllerElected
+from ..records import (
+    KafkaBroker,
+    KafkaBrokerControlledShutdown,
+    KafkaBrokerGone,
+    KafkaBrokerRegistered,
+    KafkaBrokerRegisteredFenced,
+    KafkaController,
+    KafkaControllerElected,
+)
 from ..sources.files.txnlog import Txn
 from ..sources.kraft.batches import BatchProblem, read_batches
 from ..sources.kraft.image import Image, Replayer, Tree
@@ -281,10 +292,13 @@ class KraftChangeReader:
 
     def _touched(self, image: Image, records: list[_Record], leaders: list[Any]) -> list[str]:
         """The znodes (relative to the root) a unit's records can change, in the order the engine is to
-        see them: a topic before its partitions, a registration before what it leads. Configs and ACLs are
-        every such znode (a quota or a SCRAM user lands in a shared user node; an ACL in its resource's)."""
+        see them: a topic before its partitions, a registration before what it leads. A topic's or a
+        broker's config is its own znode; other configs and ACLs are every such znode (a quota or a SCRAM
+        user lands in a shared user node; an ACL in its resource's). Nothing here costs more than the
+        records do: a log that creates 10,000 topics must not look at every topic for each."""
         out: dict[str, None] = {}
-        names = {topic_id: topic.name for topic_id, topic in image.topics.items()}
+        names: dict[str, str] = {}  # topics created in this unit: id -> name
+        entities: set[str] = set()  # config/topics/… and config/brokers/… znodes the unit touches
         configs = acls = False
         if leaders:
             out["controller"] = None
@@ -298,16 +312,19 @@ class KraftChangeReader:
             elif name == "TopicRecord":
                 names[v["TopicId"]] = v["Name"]
                 out[f"brokers/topics/{v['Name']}"] = None
-                configs = True
+                entities.add(f"config/topics/{v['Name']}")
             elif name == "RemoveTopicRecord":
                 topic = image.topics.get(v["TopicId"])
                 if topic is not None:
                     out[f"brokers/topics/{topic.name}"] = None
                     for p in sorted(topic.partitions):
                         out[f"brokers/topics/{topic.name}/partitions/{p}/state"] = None
-                configs = True
+                    entities.add(f"config/topics/{topic.name}")
             elif name in ("PartitionRecord", "PartitionChangeRecord"):
                 topic_name = names.get(v["TopicId"])
+                if topic_name is None:
+                    known = image.topics.get(v["TopicId"])
+                    topic_name = known.name if known is not None else None
                 if topic_name is not None:
                     out[f"brokers/topics/{topic_name}"] = None
                     out[f"brokers/topics/{topic_name}/partitions/{v['PartitionId']}/state"] = None
@@ -317,6 +334,10 @@ class KraftChangeReader:
                     topic = image.topics.get(image.names.get(topic_name, ""))
                     for p in sorted(topic.partitions) if topic is not None else ():
                         out[f"brokers/topics/{topic_name}/partitions/{p}/state"] = None
+            elif name == "ConfigRecord" and v["ResourceType"] in (2, 4):  # ConfigResource.Type TOPIC, BROKER
+                kind = "topics" if v["ResourceType"] == 2 else "brokers"
+                entity = "<default>" if kind == "brokers" and v["ResourceName"] == "" else v["ResourceName"]
+                entities.add(f"config/{kind}/{entity}")
             elif name in ("ConfigRecord", "ClientQuotaRecord", "UserScramCredentialRecord",
                           "RemoveUserScramCredentialRecord"):  # fmt: skip
                 configs = True
@@ -331,8 +352,10 @@ class KraftChangeReader:
         # the partitions of a topic created in this unit come after it, in order
         ordered = sorted(out, key=lambda rel: (rel.startswith("brokers/topics/") and "/partitions/" in rel, 0))
         found = dict.fromkeys(ordered)
-        if configs:
+        if configs:  # every config znode, those above among them
             found["__configs__"] = None
+        else:
+            found.update(dict.fromkeys(sorted(entities)))
         if acls:
             found["__acls__"] = None
         return list(found)
@@ -405,7 +428,9 @@ def _broker_of(engine: Engine, path: str, state: NodeState | None) -> KafkaBroke
 
 def broker(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     """``brokers/ids/{id}`` over KRaft: registered when it turns unfenced, gone when it is fenced or
-    unregistered (see the module docstring); a fenced registration or a start of controlled shutdown is
+    unregistered (see the module docstring); a new registration, which Kafka makes fenced, is
+    ``KafkaBrokerRegisteredFenced`` (fenced at registration, not after it served), and the start of a
+    controlled shutdown ``KafkaBrokerControlledShutdown``. A change of none of these (a log dir, say) is
     left to the generic records."""
     name = step.path.rsplit("/", 1)[1]
     if not name.isdigit():
@@ -415,16 +440,53 @@ def broker(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     after = _broker_of(engine, step.path, step.after)
     live_before = before is not None and not before.fenced
     live_after = after is not None and not after.fenced
-    if live_before == live_after:
-        return None
-    registered = engine.registered.setdefault(root, set())
-    common = engine.common(step)
-    if live_after:
+    # a registration is new when its broker epoch (the offset of its RegisterBrokerRecord: the czxid) changed
+    registered = (
+        after is not None and step.after is not None and (step.before is None or step.before.czxid != step.after.czxid)
+    )
+    out: list[Any] = []
+    if (
+        not registered
+        and before is not None
+        and after is not None
+        and after.in_controlled_shutdown
+        and not before.in_controlled_shutdown
+    ):
+        assert step.after is not None
+        out.append(
+            KafkaBrokerControlledShutdown(
+                **{**engine.common(step), "session_id": step.after.czxid},
+                broker_id=broker_id,
+                host=after.host,
+                port=after.port,
+                fenced=bool(after.fenced),
+                root=root,
+            )
+        )
+    if live_before and not live_after:
+        assert before is not None
+        out.append(_gone(engine, step, broker_id, root, before, after, registered))
+    if registered and not live_after:
         assert after is not None and step.after is not None
-        registered.add(broker_id)
-        return [
+        out.append(
+            KafkaBrokerRegisteredFenced(
+                **{**engine.common(step), "session_id": step.after.czxid},
+                broker_id=broker_id,
+                host=after.host,
+                port=after.port,
+                rack=after.rack,
+                endpoints=after.endpoints,
+                replaced=live_before,
+                root=root,
+            )
+        )
+    if live_after and not live_before:
+        assert after is not None and step.after is not None
+        engine.registered.setdefault(root, set()).add(broker_id)
+        out.append(
             KafkaBrokerRegistered(
-                **{**common, "session_id": step.after.czxid},  # the broker epoch: its registration's offset
+                # the broker epoch: its registration's offset
+                **{**engine.common(step), "session_id": step.after.czxid},
                 broker_id=broker_id,
                 host=after.host,
                 port=after.port,
@@ -432,21 +494,40 @@ def broker(engine: Engine, step: Step, where: Place) -> list[Any] | None:
                 endpoints=after.endpoints,
                 root=root,
             )
-        ]
-    assert before is not None and step.before is not None
-    registered.discard(broker_id)
-    how = "unregistered" if after is None else "controlled_shutdown" if before.in_controlled_shutdown else "fenced"
-    return [
-        KafkaBrokerGone(
-            **{**common, "session_id": step.before.czxid},
-            broker_id=broker_id,
-            host=before.host,
-            port=before.port,
-            how=how,
-            registered_at=time_of(step.before.ctime) if step.before.ctime else None,
-            root=root,
         )
-    ]
+    return out or None
+
+
+def _gone(
+    engine: Engine,
+    step: Step,
+    broker_id: int,
+    root: str,
+    before: KafkaBroker,
+    after: KafkaBroker | None,
+    registered: bool,
+) -> KafkaBrokerGone:
+    """A broker that served and serves no more: unregistered, replaced by a new (fenced) registration,
+    fenced at the end of its controlled shutdown, or fenced (its lease lapsed, or the controller fenced it)."""
+    assert step.before is not None
+    engine.registered.setdefault(root, set()).discard(broker_id)
+    if after is None:
+        how = "unregistered"
+    elif registered:
+        how = "registered_again"
+    elif before.in_controlled_shutdown or after.in_controlled_shutdown:
+        how = "controlled_shutdown"
+    else:
+        how = "fenced"
+    return KafkaBrokerGone(
+        **{**engine.common(step), "session_id": step.before.czxid},
+        broker_id=broker_id,
+        host=before.host,
+        port=before.port,
+        how=how,
+        registered_at=time_of(step.before.ctime) if step.before.ctime else None,
+        root=root,
+    )
 
 
 def controller(engine: Engine, step: Step, where: Place) -> list[Any] | None:

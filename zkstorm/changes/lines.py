@@ -10,8 +10,10 @@ from typing import Any
 from ..records import (
     ChangeLine,
     KafkaAclChanged,
+    KafkaBrokerControlledShutdown,
     KafkaBrokerGone,
     KafkaBrokerRegistered,
+    KafkaBrokerRegisteredFenced,
     KafkaConfigChanged,
     KafkaControllerElected,
     KafkaControllerGone,
@@ -73,7 +75,9 @@ def _where(host: str | None, port: int | None) -> str:
     return f" ({host}:{port})" if host else ""
 
 
-def _holder(c: KafkaBrokerRegistered | KafkaBrokerGone) -> str:
+def _holder(
+    c: KafkaBrokerRegistered | KafkaBrokerGone | KafkaBrokerRegisteredFenced | KafkaBrokerControlledShutdown,
+) -> str:
     """The registration's holder: its session in ZooKeeper, its broker epoch in KRaft (``changes/kraft.py``)."""
     return f"broker epoch {c.session_id}" if c.root == KRAFT_ROOT else f"session {c.session_id:#x}"
 
@@ -85,6 +89,16 @@ def _broker_registered(c: KafkaBrokerRegistered) -> str:
 def _broker_gone(c: KafkaBrokerGone) -> str:
     how = c.how.replace("_", " ")
     return f"broker {c.broker_id}{_where(c.host, c.port)} gone ({_session(how)}), {_holder(c)}"
+
+
+def _broker_registered_fenced(c: KafkaBrokerRegisteredFenced) -> str:
+    again = ", replacing the registration that served" if c.replaced else ""
+    return f"broker {c.broker_id} registered fenced{_where(c.host, c.port)}{again}, {_holder(c)}"
+
+
+def _broker_controlled_shutdown(c: KafkaBrokerControlledShutdown) -> str:
+    fenced = " (fenced already)" if c.fenced else ""
+    return f"broker {c.broker_id}{_where(c.host, c.port)} began its controlled shutdown{fenced}, {_holder(c)}"
 
 
 def _controller_elected(c: KafkaControllerElected) -> str:
@@ -169,6 +183,8 @@ def _generic(c: Any, text: str) -> str:
 _LINES: dict[type, Callable[[Any], str]] = {
     KafkaBrokerRegistered: _broker_registered,
     KafkaBrokerGone: _broker_gone,
+    KafkaBrokerRegisteredFenced: _broker_registered_fenced,
+    KafkaBrokerControlledShutdown: _broker_controlled_shutdown,
     KafkaControllerElected: _controller_elected,
     KafkaControllerGone: _controller_gone,
     KafkaPartitionChanged: _partition,

@@ -18,8 +18,10 @@ from ..layout import name_from_id
 from ..records import (
     ChangeSummary,
     KafkaAclChanged,
+    KafkaBrokerControlledShutdown,
     KafkaBrokerGone,
     KafkaBrokerRegistered,
+    KafkaBrokerRegisteredFenced,
     KafkaConfigChanged,
     KafkaControllerElected,
     KafkaControllerGone,
@@ -591,6 +593,10 @@ _ADD: dict[type, Any] = {
     KafkaPartitionChanged: Summarizer._partition,
     KafkaControllerElected: Summarizer._controller,
     KafkaControllerGone: Summarizer._controller_gone,
+    KafkaBrokerRegisteredFenced: _kafka_group("broker", "registered fenced", lambda c: f"broker {c.broker_id}"),
+    KafkaBrokerControlledShutdown: _kafka_group(
+        "broker", "began controlled shutdown", lambda c: f"broker {c.broker_id}"
+    ),
     KafkaTopicCreated: _kafka_group("topic", "created", lambda c: c.topic),
     KafkaTopicMarkedForDeletion: _kafka_group("topic", "marked for deletion", lambda c: c.topic),
     KafkaTopicDeleted: _kafka_group("topic", "deleted", lambda c: c.topic),

@@ -53,9 +53,20 @@ class MessageError(ValueError):
         self.kind = kind
 
 
+_UUIDS: dict[bytes, str] = {}  # uuid bytes -> text: a log names the same topic ids and log dirs again and again
+_UUIDS_HELD = 1 << 16  # emptied when it holds this many: the bytes of a few megabytes at most
+
+
 def uuid_text(raw: bytes) -> str:
-    """A 16-byte uuid as Kafka's ``Uuid.toString`` prints it: base64url without padding."""
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    """A 16-byte uuid as Kafka's ``Uuid.toString`` prints it: base64url without padding. Remembered:
+    a million ``PartitionRecord``s name their topic's id and each replica's log dir, a few thousand ids
+    in all, and the base64 of each was a fifth of their decoding (bench/bench_kraft.py's profile)."""
+    found = _UUIDS.get(raw)
+    if found is None:
+        if len(_UUIDS) >= _UUIDS_HELD:
+            _UUIDS.clear()
+        found = _UUIDS[raw] = base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    return found
 
 
 def read_uvarint(buf: bytes, pos: int, end: int) -> tuple[int, int]:
@@ -350,8 +361,136 @@ def _type_reader(spec: FieldSpec, version: int, flexible: bool) -> Reader:
     return _scalar(kind)
 
 
+_FIXED = {"int8": "b", "int16": "h", "uint16": "H", "int32": "i", "int64": "q", "float64": "d", "bool": "?"}
+_SIZES = {"b": 1, "h": 2, "H": 2, "i": 4, "q": 8, "d": 8, "?": 1, "16s": 16}
+
+
 def _struct_reader(fields: list[FieldSpec], version: int, flexible: bool) -> Reader:
-    """A reader of one struct at ``version``: its fields in order, then (flexible) its tagged fields."""
+    """A reader of one struct at ``version``, generated from the schema as Python source: the fields in
+    order, then (flexible) the tagged fields, as ``interpreted_struct_reader`` reads them, whose closures
+    (one call per field, one per length) were most of the time a million ``PartitionRecord``s took
+    (bench/bench_kraft.py's profile). Consecutive fixed-size fields (numbers, bools, uuids) are one
+    ``struct`` unpack after one bounds check; a compact ``[]int32`` or ``[]uuid`` is read in place; every
+    other type (strings, bytes, structs, the classic non-flexible forms, tagged values) calls its
+    closure from ``_type_reader``. Every length is checked against the bytes left before it is used,
+    as there; ``test_kraft.py`` holds the two readers equal on every record of the real captures and on
+    every byte of one set to a lie."""
+    names: dict[str, Any] = {
+        "MessageError": MessageError,
+        "read_uvarint": read_uvarint,
+        "uuid_text": uuid_text,
+        "unpack_from": struct.unpack_from,
+    }
+    body: list[str] = []
+    values: list[str] = []  # the dict's items, in field order
+    group: list[tuple[str, str]] = []  # consecutive fixed-size fields: (variable, struct code)
+    tagged: dict[int, tuple[str, Reader]] = {}
+
+    def flush() -> None:
+        if not group:
+            return
+        codes = "".join(code for _, code in group)
+        size = sum(_SIZES[code] for _, code in group)
+        layout = struct.Struct(">" + codes)
+        names[f"s{len(names)}"] = layout.unpack_from
+        unpack = f"s{len(names) - 1}"
+        body.append(f"    if pos + {size} > end:")
+        body.append(
+            f'        raise MessageError("{len(group)} fixed fields of {size} bytes run past the end", '
+            '"record_truncated")'
+        )
+        targets = ", ".join(var for var, _ in group)
+        body.append(f"    ({targets},) = {unpack}(buf, pos)")
+        body.append(f"    pos += {size}")
+        for var, code in group:
+            if code == "16s":
+                body.append(f"    {var} = uuid_text({var})")
+        group.clear()
+
+    def length(var: str) -> None:
+        """A compact length or count (unsigned varint, minus one), a one-byte one read in place."""
+        body.append("    if pos < end and buf[pos] < 128:")
+        body.append(f"        {var} = buf[pos] - 1")
+        body.append("        pos += 1")
+        body.append("    else:")
+        body.append(f"        {var}, pos = read_uvarint(buf, pos, end)")
+        body.append(f"        {var} -= 1")
+
+    for index, f in enumerate(fields):
+        var = f"v{index}"
+        values.append(f"{f.name!r}: {var}")
+        kind = f.type
+        if version not in f.versions or (flexible and version in f.tagged and f.tag is not None):
+            if version in f.versions and f.tag is not None:
+                tagged[f.tag] = (f.name, _type_reader(f, version, flexible))
+            flush()
+            default = f"d{index}"
+            names[default] = f.default
+            body.append(f"    {var} = list({default}) if type({default}) is list else {default}")
+        elif kind in _FIXED or kind == "uuid":
+            group.append((var, _FIXED.get(kind, "16s")))
+        elif flexible and kind in ("[]int32", "[]uuid") and not f.fields:
+            flush()
+            nullable = version in f.nullable
+            width = 4 if kind == "[]int32" else 16
+            length("n")
+            body.append("    if n < 0:")
+            if nullable:
+                body.append(f"        {var} = None")
+            else:
+                body.append('        raise MessageError("null array where the schema allows none")')
+            body.append("    else:")
+            body.append(f"        if pos + {width} * n > end:")
+            body.append(
+                f'            raise MessageError(f"array of {{n}} of {width} bytes runs past the end '
+                '({end - pos} left)", "record_truncated")'
+            )
+            if kind == "[]int32":
+                body.append("        " + var + ' = list(unpack_from(">%di" % n, buf, pos))')
+            else:
+                body.append(f"        {var} = [uuid_text(buf[p : p + 16]) for p in range(pos, pos + 16 * n, 16)]")
+            body.append(f"        pos += {width} * n")
+        else:
+            flush()
+            reader = f"r{index}"
+            names[reader] = _type_reader(f, version, flexible)
+            body.append(f"    {var}, pos = {reader}(buf, pos, end)")
+    flush()
+    body.append("    out = {" + ", ".join(values) + "}")
+    if flexible:
+        names["tagged"] = tagged
+        body += [
+            "    if pos < end and buf[pos] == 0:",  # no tagged fields: the common case
+            "        return out, pos + 1",
+            "    n, pos = read_uvarint(buf, pos, end)",
+            "    if pos + 2 * n > end:",
+            '        raise MessageError(f"{n} tagged fields of {2 * n} bytes runs past the end ({end - pos} left)", '
+            '"record_truncated")',
+            "    for _ in range(n):",
+            "        tag, pos = read_uvarint(buf, pos, end)",
+            "        size, pos = read_uvarint(buf, pos, end)",
+            "        if pos + size > end:",
+            '            raise MessageError(f"tagged field {tag} of {size} bytes runs past the end "',
+            '                               f"({end - pos} left)", "record_truncated")',
+            "        known = tagged.get(tag)",
+            "        if known is not None:",
+            "            value, after = known[1](buf, pos, pos + size)",
+            "            if after != pos + size:",
+            "                raise MessageError(",
+            '                    f"tagged field {tag} ({known[0]}) holds {size} bytes, its value {after - pos}"',
+            "                )",
+            "            out[known[0]] = value",
+            "        pos += size",
+        ]
+    body.append("    return out, pos")
+    source = "def read_struct(buf, pos, end):\n" + "\n".join(body) + "\n"
+    exec(compile(source, "<kafka schema reader>", "exec"), names)  # our own source, from the schema
+    return names["read_struct"]  # type: ignore[no-any-return]
+
+
+def interpreted_struct_reader(fields: list[FieldSpec], version: int, flexible: bool) -> Reader:
+    """A reader of one struct at ``version``: its fields in order, then (flexible) its tagged fields; each
+    field a closure (``_type_reader``). The reference the generated reader (``_struct_reader``) is held to."""
     plan: list[tuple[str, Reader | None, Any]] = []  # (name, reader or None for its default, default)
     tagged: dict[int, tuple[str, Reader]] = {}
     for f in fields:
