@@ -585,6 +585,100 @@ def test_an_older_snapshot_or_full_makes_a_full_rebuild(spark: Any, week: Path, 
     assert (forced.mode, forced.read) == ("full", DAYS + 1)
 
 
+def _a_later_night(snapshots: Path, day: int) -> str:
+    """Commit one more snapshot of c1, taken on ``day`` (after the week), with ``day - 3``'s records."""
+    snapshot_id = f"c1@{day}"
+    with Snapshot(str(snapshots), snapshot_id=snapshot_id, cluster="c1", snapshot_time=_day(day)) as snap:
+        snap.add_all(_records(day - 3))
+        snap.commit({})
+    return snapshot_id
+
+
+def _parts(table: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in table.glob("part-*.parquet")}
+
+
+def _assert_equal_to_a_full_rebuild(spark: Any, snapshots: Path, out: Path, tmp_path: Path) -> None:
+    """Every metric table and the incidents under ``out`` are those of a full rebuild of ``snapshots``."""
+    from pyspark.testing import assertDataFrameEqual
+
+    rebuilt_out = tmp_path / "rebuilt"
+    rebuilt = run_history(spark, str(snapshots), out=str(rebuilt_out), full=True)
+    kept, tables = _metric_tables(spark, out), _metric_tables(spark, rebuilt_out)
+    for name, table in tables.items():
+        assertDataFrameEqual(kept[name], table)
+    assert rebuilt.tables == {name: kept[name].count() for name in rebuilt.tables}
+
+
+def test_a_nightly_run_appends_the_new_nights_rows_to_the_per_snapshot_tables(
+    spark: Any, week: Path, result: Any, tmp_path: Path
+) -> None:
+    """On the week's history, one more night: each per-snapshot metric table keeps its files as they were
+    (not rewritten) and gains files holding the new night's rows alone, computed from its facts only."""
+    from pyspark.sql import functions as F
+
+    from zkstorm.jobs.metrics import PER_SNAPSHOT
+
+    snapshots, out = tmp_path / "snapshots", _weeks_history(result, tmp_path)
+    shutil.copytree(week, snapshots)
+    before = {name: _parts(out / name) for name in PER_SNAPSHOT}
+    assert all(before.values())
+    _a_later_night(snapshots, DAYS + 1)
+    nightly = run_history(spark, str(snapshots), out=str(out))
+    assert nightly.mode == "incremental"
+    new_night = {str(_day(DAYS + 1)).replace("+00:00", "")}
+    times = {}
+    for name in PER_SNAPSHOT:
+        after = _parts(out / name)
+        assert {part: after[part] for part in before[name]} == before[name], name  # untouched
+        added = [str(out / name / part) for part in sorted(set(after) - set(before[name]))]
+        assert added, name  # a night without rows of it (no executor moved) adds an empty file
+        rows = spark.read.parquet(*added).select(F.col("snapshot_time").cast("string")).distinct().collect()
+        times[name] = {r[0] for r in rows}
+    assert all(found <= new_night for found in times.values()), times
+    assert times["kafka_partition_health"] == times["zookeeper_subtrees"] == new_night
+    assert not (out / "_history" / "pending").exists() or not any((out / "_history" / "pending").iterdir())
+    _assert_equal_to_a_full_rebuild(spark, snapshots, out, tmp_path)
+
+
+def test_a_run_killed_before_or_after_its_commit_leaves_the_tables_a_full_rebuild_would(
+    spark: Any, week: Path, result: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run killed after staging its new rows but before its marker leaves nothing the tables show, and
+    the next run does that night again; one killed after its marker but before it moved its rows into
+    the tables has them moved by the next run, before it reads anything. Either way the tables end up a
+    full rebuild's."""
+    from zkstorm.jobs import store
+
+    snapshots, out = tmp_path / "snapshots", _weeks_history(result, tmp_path)
+    shutil.copytree(week, snapshots)
+    kept = {name: _parts(out / name) for name in [m.name for m in METRICS if m.per_snapshot]}
+
+    class Killed(Exception):
+        pass
+
+    def kill(*args: Any, **kwargs: Any) -> Any:
+        raise Killed
+
+    _a_later_night(snapshots, DAYS + 1)
+    with monkeypatch.context() as m:
+        m.setattr(store, "iso_utc", kill)  # the marker's first step, after the new rows are staged
+        with pytest.raises(Killed):
+            run_history(spark, str(snapshots), out=str(out))
+    assert {name: _parts(out / name) for name in kept} == kept  # nothing of the killed run shows
+    again = run_history(spark, str(snapshots), out=str(out))
+    assert (again.mode, again.read) == ("incremental", 2)  # the new night and the one before it
+
+    _a_later_night(snapshots, DAYS + 2)
+    with monkeypatch.context() as m:
+        m.setattr(store.HistoryStore, "publish", kill)
+        with pytest.raises(Killed):
+            run_history(spark, str(snapshots), out=str(out))
+    settled = run_history(spark, str(snapshots), out=str(out))
+    assert (settled.mode, settled.read) == ("incremental", 0)  # committed: published, not done again
+    _assert_equal_to_a_full_rebuild(spark, snapshots, out, tmp_path)
+
+
 # --- the report in a real browser -----------------------------------------------------------------------
 
 REPORT_PROBE = """

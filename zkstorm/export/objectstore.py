@@ -120,15 +120,15 @@ class Staging:
     # --out ----------------------------------------------------------------------------------------------
 
     def out(self, location: str) -> str:
-        """Where the job writes ``location``: itself, or a staging folder holding a copy of its history
-        store (``publish`` uploads it)."""
+        """Where the job writes ``location``: itself, or a staging folder holding a copy of it (``publish``
+        uploads it): its history store and its tables, which a nightly run appends to (``jobs/store.py``)."""
         if not self.needed(location):
             return location
         from .parquet import open_filesystem
 
         filesystem, remote = open_filesystem(location)
         local = self.folder("out")
-        for info in _files_under(filesystem, f"{remote}/{self.store}"):
+        for info in _files_under(filesystem, remote):
             _copy_file(filesystem, info.path, os.path.join(local, *info.path[len(remote) + 1 :].split("/")))
         self._published.append((local, location))
         return local

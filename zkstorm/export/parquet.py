@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..defaults import LOCK_STALE_AFTER_SECS
 from ..errors import DamagedManifestError, SnapshotError
-from ..records import CHANGE_TYPES, DecodeFailure, Unreadable, ZkUsage, Znode
+from ..records import CHANGE_TYPES, DecodeFailure, KafkaClusterId, Unreadable, ZkUsage, Znode
 from ..schema import columns, kind_name
 from ..units import iso_utc
 from .lock import LOCK, UNREADABLE_GRACE_SECS, Lock, os_reason
@@ -473,6 +473,7 @@ def take_snapshot(
     zxid_min: int | None = None  # the range of the znodes' last changes, kept as two numbers
     zxid_max: int | None = None
     failures = unreadable = 0
+    kafka_cluster_ids: dict[str, str] = {}  # Kafka root → its cluster id (/cluster/id), for the history
     with Snapshot(
         out, snapshot_id=snapshot_id, cluster=name, snapshot_time=at, lock_stale_after_secs=lock_stale_after_secs
     ) as snap:
@@ -489,11 +490,16 @@ def take_snapshot(
                 failures += 1
             elif kind is Unreadable:
                 unreadable += 1
+            elif kind is KafkaClusterId and record.cluster_id:
+                kafka_cluster_ids[record.root] = record.cluster_id
         manifest = snap.commit(
             {
                 # every root the walk decoded under (the ones asked for, and every one it discovered): each
                 # Storm and Kafka row says which of them it was read under (its ``root`` column)
                 "roots": {"storm": list(cluster.walked_roots.storm), "kafka": list(cluster.walked_roots.kafka)},
+                # the id of each Kafka cluster read: one cluster is one history across its move from
+                # ZooKeeper to KRaft (its root changes, its id does not: ``jobs.inputs.kafka_series``)
+                "kafka_cluster_ids": dict(sorted(kafka_cluster_ids.items())),
                 "source": {
                     **cluster.describe_source(),
                     "storm_roots": list(cluster.roots.storm),

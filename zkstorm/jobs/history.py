@@ -25,7 +25,7 @@ from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
-from zkstorm.jobs.metrics import FACTS, METRICS, SNAPSHOT_TABLES, History, Metric
+from zkstorm.jobs.metrics import FACTS, METRICS, PER_SNAPSHOT, SNAPSHOT_TABLES, History, Metric
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.store import STORE, HistoryStore
 from zkstorm.progress import NO_PROGRESS, Progress
@@ -173,14 +173,20 @@ def _run(
             if rows is not None:
                 computed[fact.name] = rows.where(rows.snapshot_id.isin(new_ids))
         if store is not None:
-            store.append(
-                _run_id(),
-                computed,
+            run_id, writers = _run_id(), SMALL_READ_WRITERS if small else 1
+            store.write(run_id, computed, writers=writers)
+            latest = sorted(snapshot_id for _, snapshot_id in _newest(every).values())
+            added = _per_snapshot_rows(History(store.written(run_id, list(computed)), frame, latest), full=not kept)
+            store.commit(
+                run_id,
+                list(computed),
                 [s for s in every if s[1] not in kept_ids],
                 replace_all=not kept,
-                writers=SMALL_READ_WRITERS if small else 1,
+                tables=added,
+                replace_tables=not kept,
+                writers=writers,
             )
-            store.compact(_run_id())
+            store.compact(_run_id(), PER_SNAPSHOT)
             facts = store
         else:
             facts.frames = {name: rows.cache() for name, rows in computed.items()}
@@ -193,12 +199,13 @@ def _run(
     progress.stage(f"{len(METRICS)} metrics (2/{steps})")
 
     def metric_table(metric: Metric) -> tuple[Any, int, ChartData]:
-        table = metric.compute(history)
+        appended = store is not None and metric.per_snapshot  # committed with the facts, whole
+        table = store.metric_table(metric.name) if appended else metric.compute(history)  # type: ignore[union-attr]
         if table is None:
             return None, 0, empty(metric.name, metric.system, metric.title)
         table = table.cache()
         rows = table.count()
-        if out:
+        if out and not appended:
             table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
         return table, rows, summarize(metric.name, metric.system, metric.title, table, rows)
 
@@ -233,6 +240,15 @@ def _run(
                 )
             )
     return result
+
+
+def _per_snapshot_rows(new: History, *, full: bool) -> dict[str, Any | None]:
+    """The rows of the per-snapshot metrics (``Metric.per_snapshot``) that ``new`` (the facts of this
+    run's new snapshots) makes: appended to their tables, or with ``full`` the tables' new content (None:
+    the metric has no rows, its table goes). An incremental run leaves a table its snapshots have no
+    rows for as it is."""
+    rows = {metric.name: metric.compute(new) for metric in METRICS if metric.per_snapshot}
+    return rows if full else {name: frame for name, frame in rows.items() if frame is not None}
 
 
 def _kept(

@@ -10,7 +10,8 @@ A state that lasts (a broker gone, a supervisor missing, partitions offline) is 
 first snapshot that shows it to the first that no longer does (``ended``; None while it goes on in
 the newest snapshot). A topology gone is not a state that lasts (its id never comes back): it starts and
 ends at the first snapshot without it. A change between two snapshots (ISR shrinks, leader moves, an election) is one
-incident per snapshot that shows it. Error bursts are per topology and day.
+incident per snapshot that shows it. Error bursts are per topology and day. A Kafka cluster read from
+its KRaft controllers after ZooKeeper is one incident at the first snapshot read there.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 from ..units import plural
 from .facts import presence_grid
+from .facts import spark_window as _window
 from .metrics import History, signature_column
 
 ERROR_BURST = 10  # stored errors of one topology on one day that make a burst
@@ -414,6 +416,47 @@ def controller_moves(h: History) -> list[Incident]:
     return out
 
 
+def kafka_migrations(h: History) -> list[Incident]:
+    """A Kafka cluster read under another root than the night before in its series: moved from
+    ZooKeeper to its KRaft controllers (``kraft:``), or back. Its series goes on (``inputs.kafka_series``);
+    this says why its controller and every broker's registration changed that night."""
+    sources = h.fact("kafka_sources")
+    if sources is None:
+        return []
+    F, W = _F(), _window()
+    by_series = W.partitionBy("cluster", "root").orderBy("idx")
+    moved = (
+        sources.join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
+        .withColumn("was", F.lag("read_root").over(by_series))
+        .where(F.col("was").isNotNull() & (F.col("was") != F.col("read_root")))
+        .orderBy("cluster", "root", "snapshot_time")
+        .collect()
+    )
+    return [
+        Incident(
+            cluster=r["cluster"],
+            root=r["root"],
+            system="Kafka",
+            kind="kafka_migrated",
+            level=INFO,
+            started=_utc(r["snapshot_time"]),
+            ended=None,
+            ongoing=False,
+            snapshots=1,
+            subjects=[f"cluster {r['cluster_id']}"],
+            count=1,
+            summary=f"Kafka cluster {r['cluster_id']} read from {_where(r['read_root'])}, "
+            f"no longer from {_where(r['was'])}: its history goes on under {r['root']}",
+            chart="kafka_brokers",
+        )
+        for r in moved
+    ]
+
+
+def _where(root: str) -> str:
+    return "its KRaft controllers" if root.startswith("kraft:") else f"ZooKeeper ({root})"
+
+
 def error_bursts(h: History) -> list[Incident]:
     """A topology that stored at least ``ERROR_BURST`` errors in a day: its components and the most
     common signature (errors de-duplicated across snapshots, as in ``storm_errors_daily``)."""
@@ -529,6 +572,7 @@ RULES: list[Callable[[History], list[Incident]]] = [
     isr_shrinks,
     leader_moves,
     controller_moves,
+    kafka_migrations,
     supervisors_missing,
     topologies_gone,
     error_bursts,

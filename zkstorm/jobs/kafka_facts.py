@@ -1,13 +1,17 @@
 """Kafka's facts: what the history keeps of each snapshot's Kafka tables (``facts`` says what a fact is):
 brokers and their restarts, the brokers replica lists name without a registration, the controller and
-its elections, partition health, runs of under-replication, offline topics, ISR shrinks, leader changes
-and topic churn."""
+its elections, partition health, runs of under-replication, offline topics, ISR shrinks, leader changes,
+topic churn, and where each cluster was read (ZooKeeper or its KRaft controllers).
+
+A Kafka row's ``root`` is its series' root (``inputs.kafka_series``): a cluster that moved from ZooKeeper
+to KRaft goes on under the root it had in ZooKeeper, so every fact here compares its nights across the
+move as any two nights."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..records import KafkaBroker, KafkaController, KafkaControllerEpoch, KafkaPartition, KafkaTopic
+from ..records import KafkaBroker, KafkaClusterId, KafkaController, KafkaControllerEpoch, KafkaPartition, KafkaTopic
 from .facts import Fact, Window, churn, paired_with_previous, per_root, with_previous, with_time
 from .facts import spark_functions as _F
 from .facts import spark_window as _window
@@ -105,7 +109,9 @@ def kafka_controller(w: Window) -> Any | None:
         previous = F.lag("epoch").over(by_cluster)
         # only a comparison with the snapshot just before counts (idx - 1), as for every other pair
         adjacent = F.lag("idx").over(by_cluster) == F.col("idx") - 1
-        out = out.withColumn("elections", F.when(adjacent, F.col("epoch") - previous))
+        # an epoch that went down is another counter, not elections: the KRaft quorum's raft epoch after
+        # a migration from ZooKeeper's /controller_epoch (the controller's move itself is still told)
+        out = out.withColumn("elections", F.when(adjacent & (F.col("epoch") >= previous), F.col("epoch") - previous))
     return out.drop("idx")
 
 
@@ -279,6 +285,16 @@ def kafka_topic_churn(w: Window) -> Any | None:
     return None if t is None else churn(t, w.snaps, ["topic"], "topics")
 
 
+def kafka_sources(w: Window) -> Any | None:
+    """Per snapshot and series: the Kafka cluster id and the root it was read under (``read_root``:
+    a ZooKeeper chroot, or ``kraft:`` for a KRaft metadata folder), so the night a cluster moved to KRaft
+    is told (``incidents.kafka_migrations``)."""
+    ids = w.table(KafkaClusterId)
+    if ids is None:
+        return None
+    return ids.select("cluster", "snapshot_id", "snapshot_time", "root", "read_root", "cluster_id")
+
+
 KAFKA_FACTS = [
     Fact("kafka_brokers", kafka_brokers, (KafkaBroker,)),
     Fact("kafka_broker_presence", kafka_broker_presence, (KafkaBroker,)),
@@ -291,4 +307,5 @@ KAFKA_FACTS = [
     Fact("kafka_isr_shrinks", kafka_isr_shrinks, (KafkaPartition,)),
     Fact("kafka_leader_changes", kafka_leader_changes, (KafkaPartition,)),
     Fact("kafka_topic_churn", kafka_topic_churn, (KafkaTopic,)),
+    Fact("kafka_sources", kafka_sources, (KafkaClusterId,)),
 ]

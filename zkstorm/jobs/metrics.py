@@ -7,6 +7,10 @@ and ``root`` (the Storm root or Kafka chroot its rows were read under: two clust
 two histories); per-snapshot metrics carry ``snapshot_time``. ZooKeeper's own subtrees are the
 ensemble's and have no root.
 
+A metric whose rows of a snapshot come from that snapshot's facts alone (``per_snapshot``) is computed,
+in a nightly run, from the new nights' facts only, and its rows are appended to its table
+(``jobs/store.py``); the others are computed from every kept fact each run.
+
 A new metric: a fact (``Window`` → rows with ``cluster`` and ``snapshot_id``, in ``storm_facts`` or
 ``kafka_facts``) if it needs a snapshot's tables, and a ``Metric`` here whose ``compute`` reads facts
 (``History``).
@@ -278,33 +282,59 @@ class Metric:
     system: str
     title: str
     compute: Callable[[History], Any | None]
+    # Its rows of a snapshot are a function of that snapshot's facts alone, never changed by a later
+    # one: a nightly run computes the new nights' rows and appends them to the table (``jobs/store.py``).
+    per_snapshot: bool = False
 
 
 METRICS = [
-    Metric("storm_topology_status", "Storm", "Topologies by status", as_kept("storm_topology_status")),
-    Metric("storm_topology_churn", "Storm", "Topologies started and stopped", as_kept("storm_topology_churn")),
+    Metric(
+        "storm_topology_status", "Storm", "Topologies by status", as_kept("storm_topology_status"), per_snapshot=True
+    ),
+    Metric(
+        "storm_topology_churn",
+        "Storm",
+        "Topologies started and stopped",
+        as_kept("storm_topology_churn"),
+        per_snapshot=True,
+    ),
     Metric("storm_errors_daily", "Storm", "Errors per day (de-duplicated)", storm_errors_daily),
     Metric("storm_error_signatures", "Storm", "Recurring error signatures", storm_error_signatures),
     Metric("storm_supervisors", "Storm", "Supervisors, restarts and slot use", storm_supervisors),
     Metric("storm_supervisor_flaps", "Storm", "Flapping supervisors", storm_supervisor_flaps),
-    Metric("storm_workers", "Storm", "Workers: stale heartbeats and restarts", as_kept("storm_workers")),
-    Metric("storm_executor_moves", "Storm", "Executors that moved", as_kept("storm_executor_moves")),
+    Metric(
+        "storm_workers", "Storm", "Workers: stale heartbeats and restarts", as_kept("storm_workers"), per_snapshot=True
+    ),
+    Metric("storm_executor_moves", "Storm", "Executors that moved", as_kept("storm_executor_moves"), per_snapshot=True),
     Metric(
         "storm_component_trend",
         "Storm",
         "Component capacity (last 10 minutes at each snapshot)",
         as_kept("storm_component_trend"),
+        per_snapshot=True,
     ),
     Metric("storm_busy_components", "Storm", f"Bolts that stay above capacity {BUSY_CAPACITY}", storm_busy_components),
     Metric("storm_failure_rises", "Storm", "Components whose failures rose", storm_failure_rises),
-    Metric("kafka_brokers", "Kafka", "Live brokers and restarts", as_kept("kafka_brokers")),
-    Metric("kafka_controller", "Kafka", "Controller and elections", as_kept("kafka_controller")),
-    Metric("kafka_partition_health", "Kafka", "Partition health", as_kept("kafka_partition_health")),
+    Metric("kafka_brokers", "Kafka", "Live brokers and restarts", as_kept("kafka_brokers"), per_snapshot=True),
+    Metric("kafka_controller", "Kafka", "Controller and elections", as_kept("kafka_controller"), per_snapshot=True),
+    Metric("kafka_partition_health", "Kafka", "Partition health", as_kept("kafka_partition_health"), per_snapshot=True),
     Metric("kafka_chronic_under_replicated", "Kafka", "Chronically under-replicated", kafka_chronic_under_replicated),
-    Metric("kafka_isr_shrinks", "Kafka", "ISR shrinks", as_kept("kafka_isr_shrinks")),
-    Metric("kafka_leader_changes", "Kafka", "Leader changes", as_kept("kafka_leader_changes")),
-    Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", as_kept("kafka_topic_churn")),
-    Metric("zookeeper_subtrees", "ZooKeeper", "Znodes and bytes per subtree", as_kept("zookeeper_subtrees")),
-    Metric("zookeeper_subtree_bytes", "ZooKeeper", "Data bytes per subtree", zookeeper_subtree_bytes),
-    Metric("zookeeper_record_kinds", "ZooKeeper", "Data bytes per record kind", zookeeper_record_kinds),
+    Metric("kafka_isr_shrinks", "Kafka", "ISR shrinks", as_kept("kafka_isr_shrinks"), per_snapshot=True),
+    Metric("kafka_leader_changes", "Kafka", "Leader changes", as_kept("kafka_leader_changes"), per_snapshot=True),
+    Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", as_kept("kafka_topic_churn"), per_snapshot=True),
+    Metric(
+        "zookeeper_subtrees",
+        "ZooKeeper",
+        "Znodes and bytes per subtree",
+        as_kept("zookeeper_subtrees"),
+        per_snapshot=True,
+    ),
+    Metric(
+        "zookeeper_subtree_bytes", "ZooKeeper", "Data bytes per subtree", zookeeper_subtree_bytes, per_snapshot=True
+    ),
+    Metric(
+        "zookeeper_record_kinds", "ZooKeeper", "Data bytes per record kind", zookeeper_record_kinds, per_snapshot=True
+    ),
 ]
+
+PER_SNAPSHOT = [metric.name for metric in METRICS if metric.per_snapshot]

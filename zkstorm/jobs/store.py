@@ -16,11 +16,21 @@ kept under-replicated partitions, 100,000 partitions, 63,776 rows wanted: unsort
 nights (every night's; the year grows it), sorted 71,035; out of a 360-night file, 79,315. The sort costs
 little on a night's rows and more on a compaction's rewrite of the year's. A store written unsorted
 reads the same, only slower, until its next compaction or rebuild sorts it.
+
+The per-snapshot metric tables (``OUT/<metric>``, read by anyone) are committed with the run too, so
+that a nightly run adds the new nights' rows to them instead of rewriting the year: the run writes its
+rows to ``pending/<id>/<metric>``, writes its marker (which names each table and whether the run
+``append``s to it, ``replace``s it or ``remove``s it), then publishes: moves the pending files into
+``OUT/<metric>`` (Spark names each part file with its write's UUID, so an appended file never takes
+another's name) and removes ``pending/<id>``. A run that died before its marker leaves a pending folder
+with no marker, which the next run removes; one that died after it leaves one with a marker, which the
+next run publishes before it reads anything. A compaction rewrites each such table as one run too.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,7 +41,11 @@ from ..units import iso_utc, parse_utc
 from .inputs import text_files
 
 STORE = "_history"
-VERSION = 4  # a store of another version is rebuilt, not read (3: facts keyed by root too; 4: topologies by id)
+# a store of another version is rebuilt, not read (3: facts keyed by root too; 4: topologies by id; 5: the
+# per-snapshot metric tables are appended to and committed with the run, so a store of 4 may sit beside
+# tables a later run cannot append to; and a Kafka cluster's series goes on across its move to KRaft, with
+# its ``kafka_sources`` fact)
+VERSION = 5
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
 
 
@@ -42,12 +56,15 @@ class Run:
     facts: tuple[str, ...]
     replaces: tuple[str, ...]
     version: int
+    tables: tuple[tuple[str, str], ...] = ()  # (metric table, "append" | "replace" | "remove")
 
 
 class HistoryStore:
     def __init__(self, spark: Any, out: str) -> None:
         self.spark = spark
-        self.base = f"{out.rstrip('/')}/{STORE}"
+        self.out = out.rstrip("/")
+        self.base = f"{self.out}/{STORE}"
+        self._settle()
         self.runs = self._live_runs()
         self._read: dict[str, Any] = {}
 
@@ -63,6 +80,7 @@ class HistoryStore:
                         tuple(m["facts"]),
                         tuple(m.get("replaces", ())),
                         int(m.get("version", 0)),
+                        tuple((name, how) for name, how in sorted(m.get("tables", {}).items())),
                     )
                 )
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -92,6 +110,63 @@ class HistoryStore:
             self._read[name] = self.spark.read.parquet(*paths) if paths else None
         return self._read[name]
 
+    def write(self, run_id: str, facts: dict[str, Any], *, partitions: int = 1, writers: int = 1) -> None:
+        """Write ``facts`` (name → DataFrame) as run ``run_id``'s, ``writers`` at a time (each a Spark job
+        from a thread of its own); nothing reads them before ``commit``, but ``written``."""
+
+        def write(name: str) -> None:
+            frame = facts[name].coalesce(partitions).sortWithinPartitions("snapshot_id")
+            frame.write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
+
+        with ThreadPoolExecutor(writers) as pool:
+            list(pool.map(write, facts))  # list: a failed write raises here
+
+    def written(self, run_id: str, names: list[str]) -> RunFacts:
+        """The facts run ``run_id`` wrote (``names``), before it is committed: the new nights' alone."""
+        return RunFacts(self.spark, {name: f"{self.base}/facts/{name}/run={run_id}" for name in names})
+
+    def commit(
+        self,
+        run_id: str,
+        facts: list[str],
+        snapshots: list[tuple[str, str, datetime]],
+        *,
+        replace_all: bool = False,
+        tables: dict[str, Any | None] | None = None,
+        replace_tables: bool = False,
+        writers: int = 1,
+    ) -> None:
+        """Commit run ``run_id`` (its ``facts`` written by ``write``): stage ``tables`` (metric name →
+        its rows, appended to ``OUT/<name>``, or replacing it with ``replace_tables``; None removes it),
+        write the marker, then publish the tables. With ``replace_all`` the run replaces every run
+        before it (a full rebuild, a compaction)."""
+        tables = tables or {}
+        rows = {name: frame for name, frame in tables.items() if frame is not None}
+
+        def stage(name: str) -> None:
+            rows[name].write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
+
+        with ThreadPoolExecutor(writers) as pool:
+            list(pool.map(stage, rows))  # list: a failed write raises here
+        how = "replace" if replace_tables else "append"
+        staged = {name: how if name in rows else "remove" for name in tables}
+        replaced = [run.run_id for run in self.runs] if replace_all else []
+        marker = {
+            "run": run_id,
+            "version": VERSION,
+            "snapshots": [{"cluster": c, "snapshot_id": i, "snapshot_time": iso_utc(t)} for c, i, t in snapshots],
+            "facts": sorted(facts),
+            "replaces": replaced,
+            "tables": staged,
+        }
+        self.spark.createDataFrame([(json.dumps(marker),)], "value string").coalesce(1).write.mode("overwrite").text(
+            f"{self.base}/runs/{run_id}"
+        )
+        self.publish(run_id, staged)
+        self._remove(replaced)
+        self.runs = self._live_runs()
+        self._read.clear()
+
     def append(
         self,
         run_id: str,
@@ -102,41 +177,72 @@ class HistoryStore:
         partitions: int = 1,
         writers: int = 1,
     ) -> None:
-        """Write ``facts`` (name → DataFrame) as run ``run_id``, ``writers`` at a time (each a Spark job
-        from a thread of its own), and commit it; with ``replace_all`` it replaces every run before it
-        (a full rebuild)."""
+        """``write`` then ``commit`` ``facts`` (name → DataFrame), with no metric tables."""
+        self.write(run_id, facts, partitions=partitions, writers=writers)
+        self.commit(run_id, list(facts), snapshots, replace_all=replace_all)
 
-        def write(name: str) -> None:
-            frame = facts[name].coalesce(partitions).sortWithinPartitions("snapshot_id")
-            frame.write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
-
-        with ThreadPoolExecutor(writers) as pool:
-            list(pool.map(write, facts))  # list: a failed write raises here
-        replaced = [run.run_id for run in self.runs] if replace_all else []
-        marker = {
-            "run": run_id,
-            "version": VERSION,
-            "snapshots": [{"cluster": c, "snapshot_id": i, "snapshot_time": iso_utc(t)} for c, i, t in snapshots],
-            "facts": sorted(facts),
-            "replaces": replaced,
-        }
-        self.spark.createDataFrame([(json.dumps(marker),)], "value string").coalesce(1).write.mode("overwrite").text(
-            f"{self.base}/runs/{run_id}"
-        )
-        self._remove(replaced)
-        self.runs = self._live_runs()
-        self._read.clear()
-
-    def compact(self, run_id: str) -> bool:
-        """Merge the live runs into one when there are more than ``COMPACT_AFTER``."""
+    def compact(self, run_id: str, tables: Sequence[str] = ()) -> bool:
+        """Merge the live runs into one when there are more than ``COMPACT_AFTER``, and rewrite each of
+        the metric tables ``tables`` that exists (appended to night by night) as one run's files."""
         if len(self.runs) <= COMPACT_AFTER:
             return False
         names = sorted({name for run in self.runs for name in run.facts})
         facts = {name: self.table(name) for name in names}
         merged = self.snapshots()
         # read through before the folders it reads from go: the new run is written first, then they are
-        self.append(run_id, facts, merged, replace_all=True)
+        self.write(run_id, facts)
+        kept = {name: frame.coalesce(1) for name in tables if (frame := self.metric_table(name)) is not None}
+        self.commit(run_id, names, merged, replace_all=True, tables=kept, replace_tables=True)
         return True
+
+    def metric_table(self, name: str) -> Any | None:
+        """Every committed row of metric table ``OUT/<name>``, or None if there is none."""
+        path = f"{self.out}/{name}"
+        if not self._fs().exists(self._path(path)):
+            return None
+        return self.spark.read.parquet(path)
+
+    def publish(self, run_id: str, tables: dict[str, str]) -> None:
+        """Move run ``run_id``'s pending tables into place (``tables``: name → how, from its marker).
+        Each step can be repeated, so a run that died half-way is published again by the next."""
+        fs = self._fs()
+        pending = f"{self.base}/pending/{run_id}"
+        for name, how in sorted(tables.items()):
+            source, target = self._path(f"{pending}/{name}"), self._path(f"{self.out}/{name}")
+            if how == "remove":
+                fs.delete(target, True)
+            elif how == "replace" and fs.exists(source):
+                fs.delete(target, True)
+                fs.rename(source, target)
+            elif how == "append" and fs.exists(source):
+                fs.mkdirs(target)
+                for status in fs.listStatus(source) or []:
+                    part = status.getPath()
+                    if part.getName().startswith("part-"):
+                        fs.rename(part, self._path(f"{self.out}/{name}/{part.getName()}"))
+        fs.delete(self._path(pending), True)
+
+    def _settle(self) -> None:
+        """Publish the pending tables of a committed run that died before it published them; remove
+        those of a run that died before its marker."""
+        fs = self._fs()
+        folders = fs.globStatus(self._path(f"{self.base}/pending/*")) or []
+        if not folders:
+            return
+        committed = {run.run_id: dict(run.tables) for run in self._markers()}
+        for folder in folders:
+            run_id = folder.getPath().getName()
+            if run_id in committed:
+                self.publish(run_id, committed[run_id])
+            else:
+                fs.delete(folder.getPath(), True)
+
+    def _path(self, path: str) -> Any:
+        return self.spark.sparkContext._jvm.org.apache.hadoop.fs.Path(path)
+
+    def _fs(self) -> Any:
+        conf = self.spark.sparkContext._jsc.hadoopConfiguration()
+        return self._path(self.base).getFileSystem(conf)
 
     def _remove(self, run_ids: list[str]) -> None:
         if not run_ids:
@@ -149,3 +255,16 @@ class HistoryStore:
             for folder in fs.globStatus(jvm.org.apache.hadoop.fs.Path(f"{self.base}/facts/*/run={run_id}")) or []:
                 fs.delete(folder.getPath(), True)
             fs.delete(jvm.org.apache.hadoop.fs.Path(f"{self.base}/runs/{run_id}"), True)
+
+
+@dataclass
+class RunFacts:
+    """The facts one run wrote (name → folder): what the new nights' per-snapshot metrics are computed
+    from, read before the run is committed."""
+
+    spark: Any
+    folders: dict[str, str]
+
+    def table(self, name: str) -> Any | None:
+        folder = self.folders.get(name)
+        return None if folder is None else self.spark.read.parquet(folder)
