@@ -9,6 +9,9 @@ JARS_DIR ?= $(CURDIR)/.cache/jars
 JAR_PROFILES := kafka-3.9.2 kafka-2.8.2 storm-2.8.3 hadoop-3.4.1
 # what make check leaves out (pyproject.toml names the markers; tests/conftest.py applies them)
 CHECK_MARKERS := not spark and not browser and not real_cluster and not slow
+# the tests run on this many workers (pytest-xdist), a file at a time each; WORKERS=0 runs them in this process
+WORKERS ?= 2
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
 
 .DEFAULT_GOAL := help
 .PHONY: help dev demo check test jars bench lint docs docs-generate docs-captures clean
@@ -31,12 +34,12 @@ demo: $(STAMP) ## Start a sandbox ZooKeeper with synthetic Storm+Kafka clusters 
 
 check: $(STAMP) ## The suite to run often (about 3 min): unit and ZooKeeper tests; no Spark, browser, real cluster or slow large-tree test
 	@bash scripts/test-deps.sh --check
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "$(CHECK_MARKERS)" $(PYTEST_ARGS)
+	$(PYTEST) -m "$(CHECK_MARKERS)" $(PYTEST_ARGS)
 
 test: $(STAMP) ## Run every test against a real ZooKeeper, then the ten slowest (needs Java 17+; installs Chromium for the report test)
 	@bash scripts/test-deps.sh
 	@$(MAKE) --no-print-directory jars
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=10 $(PYTEST_ARGS)
+	$(PYTEST) --durations=10 $(PYTEST_ARGS)
 
 jars: $(JAR_PROFILES:%=$(JARS_DIR)/%/.complete) ## Fetch the real clusters' pinned jars (tests/real/pom.xml) into .cache/jars once with Maven; offline after
 
