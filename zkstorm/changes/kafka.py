@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..decode.kafka import common_partition_state, state_summary
 from ..records import (
     KafkaAcl,
     KafkaAclChanged,
@@ -38,11 +39,12 @@ from ..records import (
     KafkaTopicDeleted,
     KafkaTopicMarkedForDeletion,
 )
+from .kinds import Decoded
 from .reader import time_of
 
 if TYPE_CHECKING:
     from .kinds import Engine, Place
-    from .reader import Step
+    from .reader import NodeState, Step
 
 REDACTED = "<redacted>"
 
@@ -145,15 +147,20 @@ def partition_state(engine: Engine, step: Step, where: Place) -> list[Any] | Non
     partition is offline, as ``kafka-topics --describe`` says (no leader, or a leader not registered)."""
     if step.op == "delete":
         return None
-    after = _one(engine, step, step.after, KafkaPartitionState)
+    after = _state(engine, step.path, step.after, where)
     if after is None:
         return None
-    before = _before(engine, step, KafkaPartitionState)
+    before = _state(engine, step.path, step.before, where) if step.known else None
     registered = engine.registered.get(where.root or "/", set())
     isr_before = before.isr if before is not None else None
+    txn = step.txn
     return [
-        KafkaPartitionChanged(
-            **engine.common(step),
+        KafkaPartitionChanged(  # (``Engine.common``'s fields spelt out: one change a txn of a Kafka log)
+            at=time_of(txn.time_ms),
+            zxid=txn.zxid,
+            time_ms=txn.time_ms,
+            session_id=txn.session,
+            path=step.path,
             topic=after.topic,
             partition=after.partition,
             leader_before=before.leader if before is not None else None,
@@ -170,6 +177,28 @@ def partition_state(engine: Engine, step: Step, where: Place) -> list[Any] | Non
             root=after.root,
         )
     ]
+
+
+def _state(engine: Engine, path: str, state: NodeState | None, where: Place) -> KafkaPartitionState | None:
+    """The partition state ``state`` decodes to, as ``_one`` reads it; one in the common form is read
+    straight from its bytes (``decode.kafka.common_partition_state``) and kept on the state with the
+    summary the full decode gives it (``Engine.decoded`` then returns it), the rest take the full decode."""
+    if state is None:
+        return None
+    decoded = state.decoded
+    if decoded is None and where.root is not None:
+        record = common_partition_state(where.root, where.relative, state.data, state.version)
+        if record is not None:
+            state.decoded = Decoded([record], state_summary(record), None)
+            return record
+    elif decoded is not None:  # what ``Engine.records_of`` reads from it
+        if decoded.failure is None:
+            for record in decoded.records:
+                if type(record) is KafkaPartitionState:
+                    return record
+        return None
+    found = engine.records_of(path, state, KafkaPartitionState)
+    return found[0] if found else None
 
 
 def _offline(leader: int, registered: set[int]) -> bool:

@@ -207,7 +207,9 @@ def heartbeat(engine: Engine, step: Step, where: Place) -> list[Any] | None:
 
 
 def heartbeat_written(engine: Engine, txn: Txn | Rewrite, path: str, where: Place) -> list[Any]:
-    """A heartbeat rewritten: its time, and the worker's return if it had gone stale."""
+    """A heartbeat rewritten: its time, and the worker's return if it had gone stale. ``Engine.rewritten``
+    does the same inline for the reader's runs of rewrites: a change here is one there too (the tests that
+    read with ``fast=False``, which comes here, hold the two to the same records and counters)."""
     silent_since = engine.heartbeats.beat(path, txn.time_ms)
     return [] if silent_since is None else [engine.resumed(txn, path, silent_since, where)]
 

@@ -48,7 +48,7 @@ def load_json(data: bytes) -> Json:
     digits or more, trailing bytes, NaN, a duplicate key), take the stdlib path below. A duplicate key
     shows as a colon more in the bytes than in orjson's own rewrite of what it parsed (without
     backslashes, every colon in a string is one in the bytes too)."""
-    if not data.startswith(_BOM) and b"\\" not in data and not _LONG_NUMBER.search(data):
+    if orjson_reads_as_stdlib(data):
         try:
             value = _orjson_loads(data)
         except orjson.JSONDecodeError:
@@ -60,6 +60,12 @@ def load_json(data: bytes) -> Json:
 
 
 _LONG_NUMBER = re.compile(rb"\d{19}")  # beyond 64 bits orjson reads a float where the stdlib keeps an int
+
+
+def orjson_reads_as_stdlib(data: bytes) -> bool:
+    """Whether orjson may read ``data`` (it then reads it as the stdlib does, or fails): no BOM, no
+    backslash escape, no integer of 19 digits or more. A duplicate key is the caller's to rule out."""
+    return not data.startswith(_BOM) and b"\\" not in data and not _LONG_NUMBER.search(data)
 
 
 _JSON_START_BYTES = (b"{", b"[", b'"')

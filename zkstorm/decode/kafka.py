@@ -16,6 +16,8 @@ from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
+import orjson
+
 from ..errors import DecodeError, FailureType
 from ..layout import KAFKA
 from ..records import (
@@ -45,7 +47,7 @@ from ..records import (
     KafkaTopicDeletion,
 )
 from ..redact import REDACTED
-from .jackson import DIGITS, Fields, Json, json_object, json_type, load_json
+from .jackson import DIGITS, Fields, Json, json_object, json_type, load_json, orjson_reads_as_stdlib
 from .registry import REGISTRY, DecodeContext, utc
 
 _ENDPOINT = re.compile(
@@ -335,34 +337,63 @@ def partition_number(name: str) -> int:
 def decode_partition_state(context: DecodeContext, parsed: Json) -> list[Any]:
     segments = context.segments
     topic, partition = sys.intern(segments[-4]), segments[-2]
-    obj = parsed.value
+    if not parsed.warnings:
+        zk_version = context.stat.version if context.stat is not None else None
+        state = _common_state(parsed.value, context.root, topic, partition, zk_version)
+        if state is not None:
+            return [state]
+    return _partition_state_fields(context, parsed, topic, partition)
+
+
+def _common_state(
+    obj: Any, root: str, topic: str, partition: str, zk_version: int | None
+) -> KafkaPartitionState | None:
+    """The state of what every controller up to Kafka 3.x writes, read straight (one partition state per
+    partition, the bulk of a Kafka tree); None for anything else, which goes through Fields
+    (``_partition_state_fields``), which says what is missing, mistyped or new."""
     if (
         type(obj) is dict
         and obj.keys() == _STATE_KEYS
-        and not parsed.warnings
-        and all(type(obj[k]) is int for k in _STATE_FIELDS)
+        and type(obj["leader"]) is int  # (_STATE_FIELDS, spelt out: this runs once a txn of a Kafka log)
+        and type(obj["leader_epoch"]) is int
+        and type(obj["controller_epoch"]) is int
+        and type(obj["version"]) is int
         and obj["version"] <= 1
         and type(obj["isr"]) is list
         and all(type(b) is int for b in obj["isr"])
     ):
-        # what every controller up to Kafka 3.x writes: read straight (one partition state per
-        # partition, the bulk of a Kafka tree); anything else goes through Fields below, which says
-        # what is missing, mistyped or new
-        return [
-            KafkaPartitionState(
-                root=context.root,
-                topic=topic,
-                partition=partition_number(partition),
-                leader=obj["leader"],
-                leader_epoch=obj["leader_epoch"],
-                isr=shared_ids(tuple(obj["isr"])),
-                controller_epoch=obj["controller_epoch"],
-                version=obj["version"],
-                leader_recovery_state=0,
-                zk_version=context.stat.version if context.stat is not None else None,
-            )
-        ]
-    return _partition_state_fields(context, parsed, topic, partition)
+        return KafkaPartitionState(
+            root=root,
+            topic=topic,
+            partition=partition_number(partition),
+            leader=obj["leader"],
+            leader_epoch=obj["leader_epoch"],
+            isr=shared_ids(tuple(obj["isr"])),
+            controller_epoch=obj["controller_epoch"],
+            version=obj["version"],
+            leader_recovery_state=0,
+            zk_version=zk_version,
+        )
+    return None
+
+
+def common_partition_state(root: str, relative: str, data: bytes | None, zk_version: int) -> KafkaPartitionState | None:
+    """The one record ``decode_partition_state`` makes of a state in the common form, read from the bytes
+    alone: no ``DecodeContext``, ``Json`` or znode record around it (what ``changes`` reads ~40k times on a
+    busy Kafka log, ``changes/kafka.partition_state``). None for any other bytes, and for any the
+    JSON reader would warn about (``load_json``'s own checks): the caller then takes the full decode.
+    ``tests/test_changes_fast_state.py`` holds it to the full decode."""
+    if not data or not orjson_reads_as_stdlib(data):
+        return None
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    # a duplicate key: a colon more in the bytes than the five of the common form's keys (no string value)
+    if data.count(b":") != len(_STATE_KEYS):
+        return None
+    segments = relative.split("/")
+    return _common_state(obj, root, sys.intern(segments[-4]), segments[-2], zk_version)
 
 
 def _optional_ids(f: Fields, key: str) -> tuple[int, ...] | None:
@@ -1016,7 +1047,7 @@ def register(registry: Any = REGISTRY) -> None:
         "brokers/topics/*/partitions/*/state",
         "kafka_partition_state",
         decode_partition_state,
-        lambda rs: _state_summary(rs[0]),
+        lambda rs: state_summary(rs[0]),
     )
     r(KAFKA, "controller", "kafka_controller", decode_controller, lambda rs: _controller_summary(rs[0]))
     r(
@@ -1184,7 +1215,8 @@ def _topic_summary(t: Any) -> str:
     return f"{t.partition_count} partitions x{t.replication_factor}{moving}"
 
 
-def _state_summary(s: Any) -> str:
+def state_summary(s: Any) -> str:
+    """A partition state's summary (also what ``changes`` keeps with a state it reads straight)."""
     if not isinstance(s, KafkaPartitionState):
         return str(getattr(s, "warning", ""))
     leader = "no leader" if s.leader == -1 else f"leader {s.leader}"
