@@ -754,15 +754,32 @@ def test_kafkas_own_readers_say_what_expected_json_holds(name: str, tmp_path: Pa
     hold zkstorm to Kafka's readers, not to a file."""
     if shutil.which("java") is None or shutil.which("mvn") is None:
         pytest.fail("Java and Maven are needed to run Kafka's own readers")
-    out = subprocess.run(
-        ["bash", str(REPO / "scripts/capture-kraft.sh"), "expect", DATASETS[name], str(folder(name))],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ},
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    fresh = json.loads(out.stdout)
-    assert fresh["dump"] == expected(name)["dump"]
+    stored = expected(name)
+    for _ in range(SHELL_RUNS):
+        out = subprocess.run(
+            ["bash", str(REPO / "scripts/capture-kraft.sh"), "expect", DATASETS[name], str(folder(name))],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ},
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        fresh = json.loads(out.stdout)
+        assert fresh["dump"] == stored["dump"]
+        if _trees(fresh) == _trees(stored):
+            break
     if name == "kraft-3.9":  # the shell reads 3.9's metadata version (not 4.4's: no 4.4 shell is published)
         _hold_to_the_shell(fresh)
+
+
+# kafka-metadata-shell prints what its loader has published when its command runs: on a busy machine a
+# snapshot's subtree may come out before the snapshot is loaded (its topics empty, say; each subtree is a
+# run of its own, so no provenance tells). A run whose snapshots' trees are not the stored ones is run
+# again, this many times in all, before the last one is held to zkstorm. (The log's tree is held to zkstorm
+# at the offset its provenance names, whatever the offset: ``_shell_reads``.)
+SHELL_RUNS = 3
+
+
+def _trees(document: dict[str, Any]) -> dict[str, Any]:
+    shell = document.get("shell", {})
+    return {file_name: found["tree"] for file_name, found in shell.items() if file_name.endswith(".checkpoint")}
