@@ -246,10 +246,36 @@ def test_the_python_version_is_stated_once() -> None:
 
 
 def test_every_package_is_installed() -> None:
-    """``pip install .`` ships every package of the tree (setuptools' list is explicit)."""
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    """``pip install .`` ships every package of the tree (setuptools' list is explicit), and every folder
+    of data in it (Kafka's record schemas, ``sources/kraft/schemas``: a package of data, so setuptools
+    installs it and says nothing)."""
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
-    assert set(config["tool"]["setuptools"]["packages"]) == packages
+    data = {".".join(f.relative_to(REPO).parts) for f in _package_folders()} - packages
+    assert set(setuptools["packages"]) == packages | data
+
+
+def test_every_file_that_is_not_python_is_package_data() -> None:
+    """Every file of the package that is not Python is package data, so an installed zkstorm holds what
+    the checkout does (``pip install zkstorm`` reads KRaft logs with the schemas it was built with)."""
+    import fnmatch
+
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = setuptools.get("package-data", {})
+    missing = [
+        str(file.relative_to(REPO))
+        for folder in _package_folders()
+        for file in sorted(folder.iterdir())
+        if file.is_file()
+        and file.suffix not in (".py", ".pyc")
+        and not any(fnmatch.fnmatch(file.name, p) for p in patterns.get(".".join(folder.relative_to(REPO).parts), []))
+    ]
+    assert missing == []
+
+
+def _package_folders() -> list[Path]:
+    root = REPO / "zkstorm"
+    return sorted(p for p in [root, *root.rglob("*")] if p.is_dir() and p.name != "__pycache__")
 
 
 def test_the_docs_module_table_matches_the_tree() -> None:
