@@ -90,26 +90,61 @@ expect() {
   printf '%s\n' "log4j.rootLogger=ERROR, e" "log4j.appender.e=org.apache.log4j.ConsoleAppender" \
     "log4j.appender.e.Target=System.err" "log4j.appender.e.layout=org.apache.log4j.PatternLayout" > "$log4j"
   logging="$(fetch_jars log4j-binding "<dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>")/*"
-  # a subtree at a time: `tree /` of a whole image stops at the first node its printer fails on (3.9's
-  # fails on the default user's client quota, an entity with a null name)
-  # The shell prints what its loader has published when the command runs, which on a busy machine may be
-  # the empty image (provenance offset -1), and once in a while it hangs: such a subtree is asked again,
-  # up to three times.
-  local sub out try name
+  # a subtree at a time (`tree /` of a whole image stops at the first node its printer fails on: 3.9's fails
+  # on the default user's client quota, an entity with a null name), every subtree of a file from one shell:
+  # its commands on stdin (a dumb terminal), run once its loader has caught up with the file (interactive
+  # mode waits for that; one command per run does not, and may print the empty image). A ">> " prompt comes
+  # before each command's output. A command that ends the shell (the printer's fault) is its last output:
+  # the subtrees after it are asked of a new shell. A shell that hangs (30 s) is asked again, three times.
+  local subs=(provenance features cluster topics configs acls scram producerIds delegationToken clientQuotas)
+  local name next tries rc taken sub out try
   for f in "$dir"/*.log "$dir"/*.checkpoint; do
     [ -e "$f" ] || continue
     name="$(basename "$f")"
-    for sub in provenance features cluster topics configs acls scram producerIds delegationToken clientQuotas; do
-      for try in 1 2 3; do
-        # now and then the shell never ends after printing (or before: its loader waits): 30 s each try
-        out="$(timeout -k 5 30 java -Dlog4j.configuration="file:$log4j" -cp "$shell_cp:$logging" \
-          org.apache.kafka.shell.MetadataShell --snapshot "$f" tree "/image/$sub" < /dev/null 2> "$work/try.err" \
-          | sed 's/^/  /')" || true
-        grep -q "Error loading metadata" "$work/try.err" && break  # a metadata version it does not know
-        [ -n "$out" ] && ! grep -qE 'offset -1, epoch -1|Optional.empty|3.0-IV1' <<< "$out" && break
-      done
+    next=0
+    tries=0
+    while [ "$next" -lt "${#subs[@]}" ]; do
+      rc=0
+      printf 'tree /image/%s\n' "${subs[@]:next}" | timeout -k 5 30 java -Dlog4j.configuration="file:$log4j" \
+        -cp "$shell_cp:$logging" org.apache.kafka.shell.MetadataShell --snapshot "$f" > "$work/run.out" \
+        2> "$work/try.err" || rc=$?
       cat "$work/try.err" >> "$work/shell-$name.err"
-      printf '%s:\n%s\n' "$sub" "$out" >> "$work/shell-$name.txt"
+      # how many of the subtrees asked it answered (written to the file's tree text), from its prompts
+      taken="$(python3 - "$rc" "$work/run.out" "$work/shell-$name.txt" "${subs[@]:next}" <<'SPLIT'
+import sys
+rc, out, txt, subs = int(sys.argv[1]), open(sys.argv[2], errors="replace").read(), sys.argv[3], sys.argv[4:]
+_, banner, rest = out.partition("[ Kafka Metadata Shell ]\n")
+parts = rest.split(">> ")[1:] if banner else []  # the output after each prompt; the last one's is the end
+answered = parts[: len(subs)]
+if rc != 0 and len(parts) <= len(subs):
+    answered = answered[:-1]  # it hung or failed in this one: what it printed of it may be cut short
+with open(txt, "a") as f:
+    for sub, part in zip(subs, answered):
+        body = "\n".join("  " + line for line in part.rstrip("\n").split("\n")) if part.strip() else ""
+        f.write(f"{sub}:\n{body}\n")
+print(len(answered))
+SPLIT
+)"
+      if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ "$((next + taken))" -lt "${#subs[@]}" ]; then
+        # the shell ended in this subtree (its printer's fault), its output unflushed: that subtree alone,
+        # as a command of its own (whose output is flushed as it ends), once its loader has published it
+        sub="${subs[next + taken]}"
+        for try in 1 2 3; do
+          out="$(timeout -k 5 30 java -Dlog4j.configuration="file:$log4j" -cp "$shell_cp:$logging" \
+            org.apache.kafka.shell.MetadataShell --snapshot "$f" tree "/image/$sub" < /dev/null 2> "$work/try.err" \
+            | sed 's/^/  /')" || true
+          [ -n "$out" ] && break
+        done
+        printf '%s:\n%s\n' "$sub" "$out" >> "$work/shell-$name.txt"
+        taken=$((taken + 1))
+      elif [ "$taken" -eq 0 ]; then  # it hung before answering: asked again, then that subtree is empty
+        tries=$((tries + 1))
+        [ "$tries" -lt 3 ] && continue
+        printf '%s:\n\n' "${subs[next]}" >> "$work/shell-$name.txt"
+        taken=1
+      fi
+      next=$((next + taken))
+      tries=0
     done
   done
   python3 "$HERE/kraft_expected.py" --kafka "$version" --shell "$(shell_version "$version")" "$work" "$dir"

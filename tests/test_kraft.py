@@ -772,11 +772,12 @@ def test_kafkas_own_readers_say_what_expected_json_holds(name: str, tmp_path: Pa
         _hold_to_the_shell(fresh)
 
 
-# kafka-metadata-shell prints what its loader has published when its command runs: on a busy machine a
-# snapshot's subtree may come out before the snapshot is loaded (its topics empty, say; each subtree is a
-# run of its own, so no provenance tells). A run whose snapshots' trees are not the stored ones is run
-# again, this many times in all, before the last one is held to zkstorm. (The log's tree is held to zkstorm
-# at the offset its provenance names, whatever the offset: ``_shell_reads``.)
+# kafka-metadata-shell answers a file's subtrees once its loader has caught up with the file (one shell, its
+# commands on stdin: ``scripts/capture-kraft.sh expect``); a subtree whose printer fails is asked again alone,
+# and a shell asked one command may print before its loader has published the snapshot (its topics empty,
+# say). A run whose snapshots' trees are not the stored ones is run again, this many times in all, before the
+# last one is held to zkstorm. (The log's tree is held to zkstorm at the offset its provenance names, whatever
+# the offset: ``_shell_reads``.)
 SHELL_RUNS = 3
 
 
