@@ -9,9 +9,11 @@ JARS_DIR ?= $(CURDIR)/.cache/jars
 JAR_PROFILES := kafka-3.9.2 kafka-2.8.2 storm-2.8.3 hadoop-3.4.1
 # what make check leaves out (pyproject.toml names the markers; tests/conftest.py applies them)
 CHECK_MARKERS := not spark and not browser and not real_cluster and not slow
-# the tests run on this many workers (pytest-xdist), a file at a time each; WORKERS=0 runs them in this process
+# the tests run on this many workers (pytest-xdist), a file at a time each, handed out in the order
+# tests/conftest.py gives them (heaviest first; xdist's own reorder, by tests per file, would hand the
+# few-test files that start clusters out last); WORKERS=0 runs them in this process
 WORKERS ?= 2
-PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 .DEFAULT_GOAL := help
 .PHONY: help dev demo check test jars bench lint docs docs-generate docs-captures clean

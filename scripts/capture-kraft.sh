@@ -124,7 +124,8 @@ with open(txt, "a") as f:
         f.write(f"{sub}:\n{body}\n")
 print(len(answered))
 SPLIT
-)"
+)" || taken=0
+      taken="${taken:-0}"  # (nothing read of it: as if it answered nothing)
       if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ "$rc" -ne 137 ] && [ "$((next + taken))" -lt "${#subs[@]}" ]; then
         # the shell ended in this subtree (its printer's fault), its output unflushed: that subtree alone,
         # as a command of its own (whose output is flushed as it ends), once its loader has published it
