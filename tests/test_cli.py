@@ -6,7 +6,6 @@ import csv
 import io
 import json
 import os
-import resource
 import socket
 import subprocess
 import sys
@@ -424,26 +423,36 @@ def test_a_kafka_cluster_with_no_broker_registered_is_unhealthy(writer: KazooCli
     assert "no_broker_registered" in run("--zk", zk_root.zk, "kafka", "health").stdout
 
 
+# Runs a command under an address-space limit and writes its exit code and peak RSS (KiB, ``wait4``) to a
+# file. Started as a small interpreter of its own, so that the command is forked from it: Linux keeps a
+# process's largest RSS across fork and exec, and a command forked from a pytest worker that has run
+# Spark reports the worker's size, not its own.
+_LIMITED = """
+import os, resource, subprocess, sys
+memory, report, command = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+child = subprocess.Popen(command, preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (memory, memory)))
+_, status, usage = os.wait4(child.pid, 0)
+with open(report, "w") as f:
+    f.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
 def _limited_run(
     args: list[str], tmp_path: Path, *, memory: int, env: dict[str, str] | None = None
 ) -> tuple[int, str, str, int]:
     """The CLI in a child process whose address space is limited to ``memory`` bytes: its exit code,
-    stdout, stderr and peak RSS in bytes (``wait4``, this child's alone)."""
-    out, err = tmp_path / "out", tmp_path / "err"
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
+    stdout, stderr and peak RSS in bytes (``wait4``, this child's alone: ``_LIMITED``)."""
+    out, err, report = tmp_path / "out", tmp_path / "err", tmp_path / "report"
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "zkstorm.cli", *args],
+        subprocess.run(
+            [sys.executable, "-c", _LIMITED, str(memory), str(report), sys.executable, "-m", "zkstorm.cli", *args],
             stdout=stdout,
             stderr=stderr,
             env={**os.environ, **ENV, **(env or {})},
-            preexec_fn=limit,
+            check=True,
         )
-        _, status, usage = os.wait4(child.pid, 0)
-    return os.waitstatus_to_exitcode(status), out.read_text(), err.read_text(), usage.ru_maxrss * 1024
+    code, peak_kib = map(int, report.read_text().split())
+    return code, out.read_text(), err.read_text(), peak_kib * 1024
 
 
 def test_a_reply_claiming_gigabytes_is_refused_in_one_line_with_bounded_memory(
