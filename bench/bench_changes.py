@@ -15,7 +15,7 @@ Then, rounds alternating, on the same files:
   only. The JVM starts once per file, as a user runs it over a day's files.
 - ``zkstorm --from-files DIR changes -f jsonl > /dev/null``, a new process (interpreter start and imports
   included), over every txn after the oldest snapshot, decoding every change; its peak RSS (``wait4``, the
-  command started from a small launcher: see ``_LAUNCH``); and the same up to the window's middle
+  command started from a small launcher: see ``benchlib.launched``); and the same up to the window's middle
   (``--until``), to show memory does not grow with the txns.
 - zkstorm's ``read_changes`` in this process, for the rate without the process's start.
 Rates are txns per second over the txns each read: the dumper reads every txn of its files, zkstorm
@@ -61,7 +61,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import write_result
+from benchlib import launched, profiled, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 _SILENT = 6  # workers that stop beating halfway, for a while
@@ -171,18 +171,6 @@ def dump_with_zookeeper(classpath: str, logs: list[Path]) -> float:
     return time.perf_counter() - started
 
 
-# Runs a command and prints its wall seconds, peak RSS (KiB, wait4) and exit code. The command is started from
-# this small process, not from the benchmark's: Linux keeps a process's largest RSS across exec, so a command
-# forked (or vforked) from the benchmark would report the benchmark's own peak when that is larger.
-_LAUNCH = """
-import os, subprocess, sys, time
-started = time.perf_counter()
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
-_, status, usage = os.wait4(child.pid, 0)
-print(time.perf_counter() - started, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
-"""
-
-
 def compiled() -> None:
     """zkstorm's modules compiled once, into their ``__pycache__`` (ignored by git), as pip compiles an
     installed package's: the commands then load bytecode, as an installed zkstorm does, where a checkout
@@ -194,40 +182,16 @@ def compiled() -> None:
     compileall.compile_dir(str(REPO / "zkstorm"), quiet=1)
 
 
-def command_env() -> dict[str, str]:
-    """The environment a command runs in: this checkout first on the path."""
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-
-
 def changes_command(data: Path, *extra: str) -> tuple[float, int]:
     """Wall seconds and peak RSS (KiB) of ``zkstorm --from-files DATA changes -f jsonl`` to /dev/null."""
-    env = command_env()
     command = [sys.executable, "-m", "zkstorm", "--from-files", str(data), "changes", "-f", "jsonl", *extra]
-    done = subprocess.run(
-        [sys.executable, "-c", _LAUNCH, *command], capture_output=True, env=env, check=False, text=True
-    )
-    seconds, peak, code = done.stdout.split() if done.returncode == 0 else ("0", "0", str(done.returncode))
-    if int(code) != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
-    return float(seconds), int(peak)
+    seconds, peak, _ = launched(command)
+    return seconds, peak
 
 
 def profile_command(data: Path, out: Path, top: int = 25) -> None:
-    """One cold ``changes -f jsonl`` under cProfile: its wall time, and the ``top`` functions by their own
-    time and by their cumulative time."""
-    import pstats
-
-    env = command_env()
-    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "zkstorm", "--from-files", str(data)]
-    command += ["changes", "-f", "jsonl"]
-    started = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr.decode()}")
-    print(f"profiled: {' '.join(command)} > /dev/null: {time.perf_counter() - started:.1f} s (with cProfile)")
-    for order in ("tottime", "cumulative"):
-        print(f"top {top} by {order}:")
-        pstats.Stats(str(out)).strip_dirs().sort_stats(order).print_stats(top)
+    """One cold ``changes -f jsonl`` under cProfile: ``benchlib.profiled``."""
+    profiled(["--from-files", str(data), "changes", "-f", "jsonl"], out, top)
 
 
 def fast_equals_full(data: Path) -> int:

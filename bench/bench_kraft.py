@@ -44,36 +44,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib import write_result
+from benchlib import launched, profiled, write_result
 
 REPO = Path(__file__).resolve().parent.parent
 KAFKA = "kafka-3.9.2"
 PER_TOPIC = 100
 BROKERS = 30
 DUMPER = "kafka.tools.DumpLogSegments"  # kafka-dump-log.sh's class in 3.9 (org.apache.kafka.tools from 4.0)
-
-# Runs a command and prints its wall seconds, peak RSS (KiB, wait4), CPU seconds (user + system, every
-# thread: the JVM's compiler and collector threads count for the dumper) and exit code, started from this
-# small process: Linux keeps a process's largest RSS across exec, so a command forked from the benchmark
-# would report the benchmark's own peak when that is larger.
-_LAUNCH = """
-import os, subprocess, sys, time
-started = time.perf_counter()
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(child.pid, 0)
-cpu = usage.ru_utime + usage.ru_stime
-print(time.perf_counter() - started, usage.ru_maxrss, cpu, os.waitstatus_to_exitcode(status))
-"""
-
-
-def launched(command: list[str]) -> tuple[float, int, float]:
-    """(wall seconds, peak RSS in KiB, CPU seconds) of ``command``, stdout to /dev/null; fails loudly."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-c", _LAUNCH, *command], capture_output=True, env=env, text=True)
-    seconds, peak, cpu, code = done.stdout.split() if done.returncode == 0 else ("0", "0", "0", done.returncode)
-    if int(code) != 0:
-        raise SystemExit(f"{' '.join(command)} exited with {code}")
-    return float(seconds), int(peak), float(cpu)
 
 
 def kafka_classpath() -> str:
@@ -149,19 +126,8 @@ def library_read(folder: Path) -> float:
 
 
 def profile_command(folder: Path, out: Path, top: int = 30) -> None:
-    import pstats
-
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    command = _command(folder)
-    command[1:3] = ["-m", "cProfile", "-o", str(out), "-m", "zkstorm"]
-    started = time.perf_counter()
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr.decode()}")
-    print(f"profiled: {' '.join(command)} > /dev/null: {time.perf_counter() - started:.1f} s (with cProfile)")
-    for order in ("tottime", "cumulative"):
-        print(f"top {top} by {order}:")
-        pstats.Stats(str(out)).strip_dirs().sort_stats(order).print_stats(top)
+    """One cold ``kafka partitions -f jsonl`` under cProfile: ``benchlib.profiled``."""
+    profiled(_command(folder)[3:], out, top)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,11 +1,13 @@
 """What every benchmark script shares: results as JSON, the sequential kazoo walk every benchmark compares
-with, a tree of real-format payloads built from the fixture clusters, and the server's CPU time."""
+with, a tree of real-format payloads built from the fixture clusters, the server's CPU time, and a cold
+zkstorm command timed (``launched``) or profiled (``profiled``) in a process of its own."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -168,3 +170,48 @@ def process_cpu_seconds(pid: int) -> float:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) ": state is fields[0]
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def command_env() -> dict[str, str]:
+    """The environment a command runs in: this checkout first on the path."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+
+
+# Runs a command, stdout to /dev/null, and prints its wall seconds, peak RSS (KiB, wait4), CPU seconds (user
+# + system, every thread: a JVM's compiler and collector threads count) and exit code. The command is
+# started from this small process, not from the benchmark's: Linux keeps a process's largest RSS across fork
+# and exec, so a command forked from the benchmark would report the benchmark's own peak when that is larger.
+_LAUNCH = """
+import os, subprocess, sys, time
+started = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+cpu = usage.ru_utime + usage.ru_stime
+print(time.perf_counter() - started, usage.ru_maxrss, cpu, os.waitstatus_to_exitcode(status))
+"""
+
+
+def launched(command: list[str]) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS in KiB, CPU seconds) of ``command`` run cold, its output to /dev/null; a
+    command that fails ends the benchmark with its stderr."""
+    done = subprocess.run([sys.executable, "-c", _LAUNCH, *command], capture_output=True, env=command_env(), text=True)
+    figures = done.stdout.split()
+    if done.returncode != 0 or len(figures) != 4 or figures[3] != "0":
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
+    return float(figures[0]), int(figures[1]), float(figures[2])
+
+
+def profiled(args: list[str], out: Path, top: int) -> None:
+    """One cold ``zkstorm ARGS`` under cProfile (in the command's own process, its output to /dev/null):
+    its wall time, and the ``top`` functions by their own time and by their cumulative time."""
+    import pstats
+
+    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "zkstorm", *args]
+    started = time.perf_counter()
+    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=command_env(), check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr.decode()}")
+    print(f"profiled: {' '.join(command)} > /dev/null: {time.perf_counter() - started:.1f} s (with cProfile)")
+    for order in ("tottime", "cumulative"):
+        print(f"top {top} by {order}:")
+        pstats.Stats(str(out)).strip_dirs().sort_stats(order).print_stats(top)
