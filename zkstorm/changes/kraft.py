@@ -445,6 +445,13 @@ def broker(engine: Engine, step: Step, where: Place) -> list[Any] | None:
         after is not None and step.after is not None and (step.before is None or step.before.czxid != step.after.czxid)
     )
     out: list[Any] = []
+    # what every record of the broker as it is now says: the moment, its registration (the broker epoch,
+    # the offset of its RegisterBrokerRecord, stands for the session) and where it listens
+    now: dict[str, Any] = {}
+    if after is not None and step.after is not None:
+        now = {**engine.common(step), "session_id": step.after.czxid, "broker_id": broker_id, "root": root}
+        now.update(host=after.host, port=after.port)
+    listeners: dict[str, Any] = {"rack": after.rack, "endpoints": after.endpoints} if after is not None else {}
     if (
         not registered
         and before is not None
@@ -452,49 +459,15 @@ def broker(engine: Engine, step: Step, where: Place) -> list[Any] | None:
         and after.in_controlled_shutdown
         and not before.in_controlled_shutdown
     ):
-        assert step.after is not None
-        out.append(
-            KafkaBrokerControlledShutdown(
-                **{**engine.common(step), "session_id": step.after.czxid},
-                broker_id=broker_id,
-                host=after.host,
-                port=after.port,
-                fenced=bool(after.fenced),
-                root=root,
-            )
-        )
+        out.append(KafkaBrokerControlledShutdown(**now, fenced=bool(after.fenced)))
     if live_before and not live_after:
         assert before is not None
         out.append(_gone(engine, step, broker_id, root, before, after, registered))
     if registered and not live_after:
-        assert after is not None and step.after is not None
-        out.append(
-            KafkaBrokerRegisteredFenced(
-                **{**engine.common(step), "session_id": step.after.czxid},
-                broker_id=broker_id,
-                host=after.host,
-                port=after.port,
-                rack=after.rack,
-                endpoints=after.endpoints,
-                replaced=live_before,
-                root=root,
-            )
-        )
+        out.append(KafkaBrokerRegisteredFenced(**now, **listeners, replaced=live_before))
     if live_after and not live_before:
-        assert after is not None and step.after is not None
         engine.registered.setdefault(root, set()).add(broker_id)
-        out.append(
-            KafkaBrokerRegistered(
-                # the broker epoch: its registration's offset
-                **{**engine.common(step), "session_id": step.after.czxid},
-                broker_id=broker_id,
-                host=after.host,
-                port=after.port,
-                rack=after.rack,
-                endpoints=after.endpoints,
-                root=root,
-            )
-        )
+        out.append(KafkaBrokerRegistered(**now, **listeners))
     return out or None
 
 
