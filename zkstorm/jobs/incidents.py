@@ -56,6 +56,12 @@ class Incident:
     chart: str
     exact: bool = False  # started and ended are the txns' own times, from a changes dataset
 
+    @classmethod
+    def between_two(cls, **what: Any) -> Incident:
+        """What happened between a snapshot and the one before it (an election, a burst, a growth): seen
+        in that one snapshot, not a lasting state that ends."""
+        return cls(**what, ended=None, ongoing=False, snapshots=1)
+
 
 def _F() -> Any:
     from pyspark.sql import functions
@@ -344,16 +350,13 @@ def _partition_changes(h: History, metric_name: str, value: str, kind: str, leve
         brokers = [("no leader" if name == "broker None" else name, n) for name, n in brokers]
         broker_names, topic_names = r["names_a"], r["names"]
         out.append(
-            Incident(
+            Incident.between_two(
                 cluster=r["cluster"],
                 root=r["root"],
                 system="Kafka",
                 kind=kind,
                 level=level,
                 started=_utc(r["snapshot_time"]),
-                ended=None,
-                ongoing=False,
-                snapshots=1,
                 subjects=[name for name, _ in brokers[:NAMED]] + [name for name, _ in topics[:NAMED]],
                 count=int(r["total"]),
                 summary=f"{int(r['total']):,} {what} {named(brokers, names=broker_names)}; "
@@ -397,16 +400,13 @@ def controller_moves(h: History) -> list[Incident]:
             f"controller moved from broker {was} to broker {now}" if moved else f"controller re-elected on broker {now}"
         )
         out.append(
-            Incident(
+            Incident.between_two(
                 cluster=r["cluster"],
                 root=r["root"],
                 system="Kafka",
                 kind="controller_election",
                 level=INFO,
                 started=_utc(r["snapshot_time"]),
-                ended=None,
-                ongoing=False,
-                snapshots=1,
                 subjects=[f"broker {b}" for b in dict.fromkeys((was, now)) if b is not None],
                 count=int(elections or 1),
                 summary=what + (f" ({elections} elections)" if elections and elections > 1 else ""),
@@ -433,16 +433,13 @@ def kafka_migrations(h: History) -> list[Incident]:
         .collect()
     )
     return [
-        Incident(
+        Incident.between_two(
             cluster=r["cluster"],
             root=r["root"],
             system="Kafka",
             kind="kafka_migrated",
             level=INFO,
             started=_utc(r["snapshot_time"]),
-            ended=None,
-            ongoing=False,
-            snapshots=1,
             subjects=[f"cluster {r['cluster_id']}"],
             count=1,
             summary=f"Kafka cluster {r['cluster_id']} read from {_where(r['read_root'])}, "
@@ -481,16 +478,13 @@ def error_bursts(h: History) -> list[Incident]:
         parts = paired_with_previous(r["components"])
         top_signature, top_count = paired_with_previous(r["signatures"])[0]
         out.append(
-            Incident(
+            Incident.between_two(
                 cluster=r["cluster"],
                 root=r["root"],
                 system="Storm",
                 kind="error_burst",
                 level=WARNING,
                 started=_utc(r["started"]),
-                ended=None,
-                ongoing=False,
-                snapshots=1,
                 subjects=[r["topology_id"], *(f"{r['topology_id']}/{name}" for name, _ in parts[:NAMED])],
                 count=int(r["total"]),
                 summary=f"{int(r['total']):,} errors on {r['day']} in topology {r['topology_id']}: components "
@@ -536,16 +530,13 @@ def zookeeper_growth(h: History) -> list[Incident]:
     for r in paired.where(grew_bytes | grew_znodes).orderBy("cluster", "snapshot_time", "key").collect():
         was = f"from {_size(r['prev_bytes'])} in {r['prev_znodes']:,} znodes" if r["prev_znodes"] else "from nothing"
         out.append(
-            Incident(
+            Incident.between_two(
                 cluster=r["cluster"],
                 root="",
                 system="ZooKeeper",
                 kind="zookeeper_growth",
                 level=WARNING,
                 started=_utc(r["snapshot_time"]),
-                ended=None,
-                ongoing=False,
-                snapshots=1,
                 subjects=[r["key"]],
                 count=int(r["data_bytes"]),
                 summary=f"{r['key']} ({r['meaning']}) grew {was} to {_size(r['data_bytes'])} in "
