@@ -138,11 +138,14 @@ SPLIT
         done
         printf '%s:\n%s\n' "$sub" "$out" >> "$work/shell-$name.txt"
         taken=$((taken + 1))
-      elif [ "$taken" -eq 0 ]; then  # it hung before answering: asked again, then that subtree is empty
+      elif [ "$taken" -eq 0 ]; then
+        # it answered nothing (it hung loading the file, say a damaged one): asked again, and after three
+        # tries the file's subtrees left are empty, with the reason as its error
         tries=$((tries + 1))
         [ "$tries" -lt 3 ] && continue
-        printf '%s:\n\n' "${subs[next]}" >> "$work/shell-$name.txt"
-        taken=1
+        echo "shell fault: no answer from kafka-metadata-shell in three tries (rc $rc)" >> "$work/shell-$name.err"
+        for sub in "${subs[@]:next}"; do printf '%s:\n\n' "$sub" >> "$work/shell-$name.txt"; done
+        taken=$((${#subs[@]} - next))
       fi
       next=$((next + taken))
       tries=0
