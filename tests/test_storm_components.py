@@ -99,15 +99,18 @@ def seed(writer: KazooClient, chroot: str, now: int) -> None:
         writer.create(
             f"{root}/workerbeats/{TOPOLOGY}/{node}-{port}", storm_gzip("ClusterWorkerHeartbeat", beat), makepath=True
         )
-    for sequence, (when, text) in enumerate(
-        [(now - 3600, "old failure"), (now - 60, "java.lang.RuntimeException: boom\n\tat Count.execute")]
-    ):
-        info = storm_gzip(
-            "ErrorInfo", {"error": text, "error_time_secs": when, "host": "wkr-a.example.org", "port": 6700}
-        )
+    # Both workers report the same error in the same second. Storm's reportError creates the e-node,
+    # then sets -last-error (StormClusterStateImpl.reportError), so the two race: b writes its e-node
+    # second but a's set_data lands last. Storm's last error is a's (-last-error), not the newest e-node.
+    boom = "java.lang.RuntimeException: boom\n\tat Count.execute"
+    reports = [(now - 3600, "old failure", "a"), (now - 60, boom, "a"), (now - 60, boom, "b")]
+    infos = [
+        storm_gzip("ErrorInfo", {"error": text, "error_time_secs": when, "host": SLOTS[w][2], "port": SLOTS[w][1]})
+        for when, text, w in reports
+    ]
+    for sequence, info in enumerate(infos):
         writer.create(f"{root}/errors/{TOPOLOGY}/count/e{sequence:010d}", info, makepath=True)
-        if sequence == 1:
-            writer.create(f"{root}/errors/{TOPOLOGY}/count-last-error", info)
+    writer.create(f"{root}/errors/{TOPOLOGY}/count-last-error", infos[1])
 
 
 def expected(now: int) -> dict[tuple[str, str], dict[str, Any]]:
@@ -185,6 +188,14 @@ def test_components_json_equals_figures_worked_by_hand(wordcount: tuple[Chroot, 
     assert by_name["__acker"]["executed"] == 50 and by_name["__acker"]["stale_executors"] == 0
     assert by_name["split"]["emitted"] == 360000 + 3 * 5  # each executor's __metrics counts too with --system
     assert by_name["sentences"]["emitted"] == 250
+
+
+def test_last_error_is_the_one_storm_kept_when_two_workers_raced(wordcount: tuple[Chroot, int]) -> None:
+    chroot, _ = wordcount
+    result = run("--zk", chroot.zk, "errors", "wordcount", "-c", "count", "-f", "json")
+    errors = json.loads(result.stdout)
+    assert [e["sequence"] for e in errors] == [2, 1, 0]  # every report once; the copy folded into its twin
+    assert [(e["sequence"], e["port"]) for e in errors if e["last_error"]] == [(1, 6700)]
 
 
 def test_components_table_shows_the_figures(wordcount: tuple[Chroot, int]) -> None:

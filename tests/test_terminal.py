@@ -133,8 +133,9 @@ def test_storm_components_last_error_is_shown_safely(writer: KazooClient, zk_roo
     load_cluster(writer, zk_root.path, "storm", "storm2")
     topology = "fraud-scorer-3-1751880000"
     info = {"error": ERROR, "error_time_secs": int(time.time()), "host": HOST, "port": 6700}
-    path = f"{zk_root.path}/storm/errors/{topology}/score%7Ev3/e0000000099"
-    writer.create(path, storm_gzip("ErrorInfo", info))
+    component = f"{zk_root.path}/storm/errors/{topology}/score%7Ev3"
+    writer.create(f"{component}/e0000000099", storm_gzip("ErrorInfo", info))
+    writer.set(f"{component}-last-error", storm_gzip("ErrorInfo", info))  # as reportError writes both
     result = run("--zk", zk_root.zk, "storm", "components", topology, "--wide", env={"COLUMNS": "400"})
     assert result.exit_code == 0, result.output
     assert_shown_safely(result.stdout, r"boom\x1b]52;c;")

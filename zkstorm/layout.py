@@ -89,6 +89,10 @@ def _ordered(roots: Roots) -> tuple[dict[str, tuple[_Entry, ...]], tuple[_Entry,
 
 DEFAULT_ROOTS = Roots()
 
+# the e-nodes Storm keeps per component: reportError deletes the oldest beyond ten
+# (storm-client StormClusterStateImpl.reportError)
+STORM_ERRORS_KEPT = 10
+
 # Storm UI's stats windows ("Show: 10m 0s / 3h 0m 0s / 1d 0h 0m 0s / All time") → the key a worker
 # heartbeat's ExecutorStats keeps each window's counters under (StatsUtil.java)
 STATS_WINDOWS = {"10m": "600", "3h": "10800", "1d": "86400", "all": ":all-time"}

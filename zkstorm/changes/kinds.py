@@ -19,7 +19,7 @@ and the path.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -218,7 +218,8 @@ class Engine:
         self.latches: dict[str, dict[str, str]] = {}  # root → latch path → participant
         self.controllers: dict[str, int | None] = {}  # root → the controller broker last seen
         self.elected: dict[str, Any] = {}  # root → the election record of the txn being read
-        self.errors: dict[str, bytes | None] = {}  # component error dir → bytes of its newest e-node
+        # component error dir → the bytes of its newest e-nodes (as many as Storm keeps: STORM_ERRORS_KEPT)
+        self.errors: dict[str, deque[bytes | None]] = {}
         self.counting = False
         self._txn: Txn | None = None
 

@@ -8,9 +8,10 @@ the reader's fast path calls without a step and the handler's set calls with one
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..layout import name_from_id
+from ..layout import STORM_ERRORS_KEPT, name_from_id
 from ..records import (
     StormAssignmentChanged,
     StormBackpressureChanged,
@@ -217,7 +218,9 @@ def heartbeat_written(engine: Engine, txn: Txn | Rewrite, path: str, where: Plac
 def error(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     """``errors/{id}/{component}/e{seq}`` created: an error reported. Storm's ``reportError`` then writes
     the same bytes to ``{component}-last-error``: that copy is no second error (counted, not shown);
-    a ``-last-error`` written with other bytes is one."""
+    a ``-last-error`` written with other bytes is one. Workers report concurrently, so the copy may come
+    after another worker's e-node: it is matched against every e-node the component still keeps
+    (``reportError`` trims them to ``STORM_ERRORS_KEPT``; storm-client ``StormClusterStateImpl``)."""
     if step.op == "delete":
         return None
     after = step.after
@@ -228,11 +231,11 @@ def error(engine: Engine, step: Step, where: Place) -> list[Any] | None:
     record = found[0]
     directory = step.path.rsplit("/", 1)[0] if record.sequence is not None else step.path[: -len("-last-error")]
     if record.last_error:
-        if engine.errors.get(directory) == after.data:
+        if after.data in engine.errors.get(directory, ()):
             engine.counters.errors_folded += engine.counting
             return []
     else:
-        engine.errors[directory] = after.data
+        engine.errors.setdefault(directory, deque(maxlen=STORM_ERRORS_KEPT)).append(after.data)
     return [
         StormErrorReported(
             **engine.common(step),

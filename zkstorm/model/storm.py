@@ -77,14 +77,18 @@ def join_workers(
 def merge_last_errors(found: Iterable[StormError]) -> list[StormError]:
     """Mark the e-node that a component's ``-last-error`` repeats; keep a ``-last-error`` only when its
     e-node is gone (2.x e-nodes are ephemeral), so no error is listed twice and none is lost. Newest
-    first."""
+    first.
+
+    The twin is matched on the reporting worker too: two workers that fail alike in one second write
+    equal text and time, and their ``reportError`` calls race (create the e-node, then set
+    ``-last-error``: storm-client ``StormClusterStateImpl.reportError``), so the ``-last-error`` may
+    repeat the older e-node. Storm's own last error is that node (``StormClusterStateImpl.lastError``)."""
     found = list(found)
     nodes = [e for e in found if e.sequence is not None]
     out = list(nodes)
     for last in (e for e in found if e.sequence is None):
-        twins = [
-            e for e in nodes if (e.component, e.time_secs, e.error) == (last.component, last.time_secs, last.error)
-        ]
+        same = (last.component, last.time_secs, last.error, last.host, last.port)
+        twins = [e for e in nodes if (e.component, e.time_secs, e.error, e.host, e.port) == same]
         if twins:
             newest = max(twins, key=lambda e: e.sequence or 0)
             out[out.index(newest)] = dataclasses.replace(newest, last_error=True)

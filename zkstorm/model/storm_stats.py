@@ -241,8 +241,9 @@ def component_stats(
     """One row per component and window, as Storm's topology page shows it (see the module docstring).
 
     ``workers`` carry the stale flag (``join_workers``): a component whose assigned executors include one
-    with no heartbeat, or a stale one, says how many. ``errors`` are the topology's merged errors; the
-    newest per component is its last error. A component with no executor in the assignment is still
+    with no heartbeat, or a stale one, says how many. ``errors`` are the topology's merged errors
+    (``merge_last_errors``): a component's last error is the one its ``-last-error`` node repeats, as
+    Nimbus shows it, else its newest. A component with no executor in the assignment is still
     listed (with zeros), so nothing the StormBase names is dropped."""
     owner = executor_components(components, ((e.start_task, e.end_task) for e in executors))
     slots = {(e.start_task, e.end_task): (e.node, e.port) for e in executors}
@@ -255,10 +256,14 @@ def component_stats(
             continue
         if f.executor not in chosen or slots.get(f.executor) == (f.node, f.port):
             chosen[f.executor] = f
+    # a component's last error is the one its ``-last-error`` node holds (marked by merge_last_errors),
+    # as Nimbus reads it (StormClusterStateImpl.lastError); the newest stored one when that node is gone
     last_errors: dict[str, StormError] = {}
     for error in errors:
-        newest = last_errors.get(error.component)
-        if error.topology_id == topology_id and (newest is None or error.time_secs > newest.time_secs):
+        if error.topology_id != topology_id:
+            continue
+        held = last_errors.get(error.component)
+        if held is None or (error.last_error, error.time_secs) > (held.last_error, held.time_secs):
             last_errors[error.component] = error
 
     stale: dict[str, int] = {}
