@@ -503,9 +503,11 @@ def _metric_tables(spark: Any, out: Path) -> dict[str, Any]:
 def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     spark: Any, week: Path, result: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Night by night as cron runs it: the first three nights, then two more, then none; each later run
-    reads only the new snapshots and the one before them, and the tables end up equal to the full
-    rebuild's (the ``result`` fixture); the runs kept are compacted into one."""
+    """Night by night as cron runs it: the first two nights, then two more, then one, then none; each
+    later run reads only the new snapshots and the one before them, and the tables end up equal to the
+    full rebuild's (the ``result`` fixture): the sums, runs and hosts the folded tables carry go on across
+    the runs (a failure rise in the second and one in the third, a busy bolt's run and an
+    under-replicated partition's over all three). The runs kept are compacted into one."""
     from pyspark.testing import assertDataFrameEqual
 
     from zkstorm.jobs import store
@@ -513,22 +515,29 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     monkeypatch.setattr(store, "COMPACT_AFTER", 1)
     snapshots, out = tmp_path / "snapshots", tmp_path / "history"
     shutil.copytree(week, snapshots)
-    later = {f"c1@{i}.json": (snapshots / "_manifests" / f"c1@{i}.json").read_bytes() for i in (3, 4)}
-    for name in later:
-        (snapshots / "_manifests" / name).unlink()
+    later = {i: (snapshots / "_manifests" / f"c1@{i}.json").read_bytes() for i in (2, 3, 4)}
+    for i in later:
+        (snapshots / "_manifests" / f"c1@{i}.json").unlink()
+
+    def nights(*days: int) -> None:
+        for i in days:
+            (snapshots / "_manifests" / f"c1@{i}.json").write_bytes(later[i])
+
     first = run_history(spark, str(snapshots), out=str(out))
-    assert (first.mode, first.read, first.snapshots) == ("full (no earlier history under --out)", 3, 3)
-    for name, data in later.items():
-        (snapshots / "_manifests" / name).write_bytes(data)
+    assert (first.mode, first.read, first.snapshots) == ("full (no earlier history under --out)", 2, 2)
+    nights(2, 3)
     second = run_history(spark, str(snapshots), out=str(out))
-    assert (second.mode, second.read, second.snapshots) == ("incremental", 3, DAYS)  # 2 new + the one before
+    assert (second.mode, second.read, second.snapshots) == ("incremental", 3, 4)  # 2 new + the one before
     assert len(store.HistoryStore(spark, str(out)).runs) == 1  # compacted
+    nights(4)
     third = run_history(spark, str(snapshots), out=str(out))
-    assert (third.mode, third.read, third.snapshots) == ("incremental", 0, DAYS)
+    assert (third.mode, third.read, third.snapshots) == ("incremental", 2, DAYS)
+    idle = run_history(spark, str(snapshots), out=str(out))
+    assert (idle.mode, idle.read, idle.snapshots) == ("incremental", 0, DAYS)
 
     full, full_out, _ = result
-    assert second.tables == full.tables == third.tables
-    assert [i.summary for i in second.incidents] == [i.summary for i in full.incidents]
+    assert third.tables == full.tables == idle.tables
+    assert [i.summary for i in third.incidents] == [i.summary for i in full.incidents]
     rebuilt, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
     for name, table in rebuilt.items():
         assertDataFrameEqual(kept[name], table)

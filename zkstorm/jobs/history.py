@@ -176,14 +176,18 @@ def _run(
             run_id, writers = _run_id(), SMALL_READ_WRITERS if small else 1
             store.write(run_id, computed, writers=writers)
             latest = sorted(snapshot_id for _, snapshot_id in _newest(every).values())
-            added = _per_snapshot_rows(History(store.written(run_id, list(computed)), frame, latest), full=not kept)
+            renewed = sorted({r.cluster for r in new})
+            written = History(store.written(run_id, list(computed)), frame, latest, renewed=renewed)
+            added = _per_snapshot_rows(written, full=not kept)
+            folded = _folded_tables(store, written, full=not kept)
             store.commit(
                 run_id,
                 list(computed),
                 [s for s in every if s[1] not in kept_ids],
                 replace_all=not kept,
-                tables=added,
+                tables={**added, **folded},
                 replace_tables=not kept,
+                replacing=list(folded),
                 writers=writers,
             )
             store.compact(_run_id(), PER_SNAPSHOT)
@@ -199,7 +203,8 @@ def _run(
     progress.stage(f"{len(METRICS)} metrics (2/{steps})")
 
     def metric_table(metric: Metric) -> tuple[Any, int, ChartData]:
-        appended = store is not None and metric.per_snapshot  # committed with the facts, whole
+        # committed with the facts, whole: appended to, or folded
+        appended = store is not None and (metric.per_snapshot or metric.fold is not None)
         table = store.metric_table(metric.name) if appended else metric.compute(history)  # type: ignore[union-attr]
         if table is None:
             return None, 0, empty(metric.name, metric.system, metric.title)
@@ -249,6 +254,21 @@ def _per_snapshot_rows(new: History, *, full: bool) -> dict[str, Any | None]:
     rows for as it is."""
     rows = {metric.name: metric.compute(new) for metric in METRICS if metric.per_snapshot}
     return rows if full else {name: frame for name, frame in rows.items() if frame is not None}
+
+
+def _folded_tables(store: HistoryStore, new: History, *, full: bool) -> dict[str, Any | None]:
+    """The new content of the folded metrics' tables (``Metric.fold``): each made from its committed
+    table and ``new`` (this run's new facts); with ``full``, from ``new`` alone, which is every fact (None:
+    the metric has no rows, its table goes). A table the new nights give no rows stays as it is."""
+    if full:
+        return {metric.name: metric.compute(new) for metric in METRICS if metric.fold is not None}
+    tables = {}
+    for metric in METRICS:
+        if metric.fold is not None:
+            rows = metric.fold(store.metric_table(metric.name), new)
+            if rows is not None:
+                tables[metric.name] = rows
+    return tables
 
 
 def _kept(

@@ -1,19 +1,24 @@
-"""The history's metrics, computed from the facts of the whole history (``facts``: what is kept of each
-snapshot), so that a nightly run reads only the new snapshots.
+"""The history's metrics, computed from the facts (``facts``: what is kept of each snapshot), so that a
+nightly run reads only the new snapshots, and keeps what it computes so that it reads only their facts.
 
-Most metrics are a fact as it is; the rest (de-duplicated errors, runs of consecutive snapshots, flaps,
-absences) need every snapshot and read only facts, which are small. Every metric is keyed by ``cluster``
-and ``root`` (the Storm root or Kafka chroot its rows were read under: two clusters on one ensemble are
-two histories); per-snapshot metrics carry ``snapshot_time``. ZooKeeper's own subtrees are the
-ensemble's and have no root.
+Every metric is keyed by ``cluster`` and ``root`` (the Storm root or Kafka chroot its rows were read
+under: two clusters on one ensemble are two histories); per-snapshot metrics carry ``snapshot_time``.
+ZooKeeper's own subtrees are the ensemble's and have no root.
 
-A metric whose rows of a snapshot come from that snapshot's facts alone (``per_snapshot``) is computed,
-in a nightly run, from the new nights' facts only, and its rows are appended to its table
-(``jobs/store.py``); the others are computed from every kept fact each run.
+How a nightly run keeps each metric's table (``jobs/store.py`` commits it with the run):
+
+- ``per_snapshot``: a snapshot's rows come from its facts alone; the new nights' rows are appended.
+- ``fold``: the table is a running state over the nights (totals per day or host, the runs of busy bolts
+  or under-replicated partitions going on); its new content is made from the committed table and the
+  new nights' facts, and replaces it. Where a state needs more than the table shows, the table or a fact
+  carries it (a signature's topology ids; ``storm_supervisor_status``, every host a root has had).
+
+A full rebuild computes each from every fact (``compute``); the two agree, table for table
+(``tests/test_history.py``).
 
 A new metric: a fact (``Window`` → rows with ``cluster`` and ``snapshot_id``, in ``storm_facts`` or
 ``kafka_facts``) if it needs a snapshot's tables, and a ``Metric`` here whose ``compute`` reads facts
-(``History``).
+(``History``), with ``per_snapshot`` or a ``fold``.
 """
 
 from __future__ import annotations
@@ -22,15 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .facts import ZOOKEEPER_FACTS, Tables, presence_grid
+from .facts import ZOOKEEPER_FACTS, Tables
 from .facts import spark_functions as _F
-from .facts import spark_window as _window
 from .kafka_facts import KAFKA_FACTS
-from .storm_facts import STORM_FACTS
+from .storm_facts import BUSY_CAPACITY, STORM_FACTS
 
 CHRONIC_SNAPSHOTS = 3  # under-replicated in this many consecutive snapshots = chronic
-BUSY_CAPACITY = 0.8  # Storm UI flags a bolt whose capacity nears 1: it cannot keep up
-BUSY_SNAPSHOTS = 2  # above it in this many consecutive snapshots, up to the newest = stays busy
+
+# A metric's fold: its table's new content from its committed table (None before the first) and a
+# nightly run's new facts alone (``History`` of them); None when the new nights give it no rows.
+Fold = Callable[[Any, "History"], Any | None]
 
 
 @dataclass
@@ -43,6 +49,8 @@ class History:
     snaps: Any
     latest: list[str] = field(default_factory=list)  # each cluster's newest snapshot id
     computed: dict[str, Any] = field(default_factory=dict)  # metric name → its DataFrame, once computed
+    # the clusters with new snapshots, when ``facts`` are a nightly run's new facts alone (what a fold reads)
+    renewed: list[str] = field(default_factory=list)
 
     def fact(self, name: str) -> Any | None:
         return self.facts.table(name)
@@ -72,6 +80,19 @@ def _errors(h: History) -> Any | None:
     return h.fact("storm_errors_unique")
 
 
+def summed(compute: Callable[[History], Any | None], keys: list[str], sums: list[str]) -> Fold:
+    """The fold of a metric that is a sum per ``keys`` (``compute``): its committed totals plus the new
+    nights'."""
+
+    def fold(table: Any, new: History) -> Any | None:
+        rows = compute(new)
+        if rows is None or table is None:
+            return rows
+        return table.unionByName(rows).groupBy(*keys).agg(*[_F().sum(c).alias(c) for c in sums])
+
+    return fold
+
+
 def storm_errors_daily(h: History) -> Any | None:
     e = _errors(h)
     if e is None:
@@ -95,57 +116,79 @@ def signature_column(column: Any) -> Any:
     return F.substring(F.trim(text), 1, 200)
 
 
+def _signatures(rows: Any, topology_ids: Any, component_names: Any) -> Any:
+    """Per signature: its errors, first and last seen, and the topologies and components it hit, named
+    (sorted) and counted: the names are what a later night's are merged with."""
+    F = _F()
+    return (
+        rows.groupBy("cluster", "root", "signature")
+        .agg(
+            F.sum("errors").alias("errors"),
+            F.array_sort(F.array_distinct(topology_ids)).alias("topology_ids"),
+            F.array_sort(F.array_distinct(component_names)).alias("component_names"),
+            F.min("first_seen").alias("first_seen"),
+            F.max("last_seen").alias("last_seen"),
+        )
+        .select(
+            "cluster", "root", "signature", "errors", F.size("topology_ids").cast("long").alias("topologies"),
+            F.size("component_names").cast("long").alias("components"), "first_seen", "last_seen", "topology_ids",
+            "component_names",
+        )
+    )  # fmt: skip
+
+
 def storm_error_signatures(h: History) -> Any | None:
     e = _errors(h)
     if e is None:
         return None
     F = _F()
-    return (
-        e.withColumn("signature", signature_column(F.col("first_line")))
-        .groupBy("cluster", "root", "signature")
-        .agg(
-            F.count(F.lit(1)).alias("errors"),
-            F.countDistinct("topology_id").alias("topologies"),
-            F.countDistinct("component").alias("components"),
-            F.min("error_at").alias("first_seen"),
-            F.max("error_at").alias("last_seen"),
-        )
-    )
+    one = F.lit(1).cast("long")
+    rows = e.select(
+        "cluster", "root", signature_column(F.col("first_line")).alias("signature"), one.alias("errors"),
+        "topology_id", "component", F.col("error_at").alias("first_seen"), F.col("error_at").alias("last_seen"),
+    )  # fmt: skip
+    return _signatures(rows, F.collect_set("topology_id"), F.collect_set("component"))
+
+
+def _fold_signatures(table: Any, new: History) -> Any | None:
+    rows = storm_error_signatures(new)
+    if rows is None or table is None:
+        return rows
+    F = _F()
+    both = table.unionByName(rows)
+    return _signatures(both, F.flatten(F.collect_list("topology_ids")), F.flatten(F.collect_list("component_names")))
 
 
 def storm_supervisors(h: History) -> Any | None:
-    """Per snapshot: supervisors present, missing (seen before in this cluster), restarted (uptime went
-    down since the previous snapshot) and slot utilisation (used ports / ports)."""
-    sup = h.fact("storm_supervisor_presence")
-    if sup is None:
+    """Per snapshot and root that has had supervisors: those present, missing (in an earlier snapshot,
+    not in this one), restarted (uptime went down since the previous snapshot) and slot utilisation
+    (used ports / ports). A snapshot's row comes from its facts alone."""
+    status = h.fact("storm_supervisor_status")
+    if status is None:
         return None
     F = _F()
-    grid = presence_grid(h.snaps, sup, "hostname")
-    first_seen = (
-        sup.join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
-        .groupBy("cluster", "root", "hostname")
-        .agg(F.min("idx").alias("first_idx"))
-    )
-    missing = (
-        grid.join(first_seen, ["cluster", "root", "hostname"])
-        .where(~F.col("present") & (F.col("idx") > F.col("first_idx")))
-        .groupBy("snapshot_id", "root")
-        .count()
-        .withColumnRenamed("count", "missing")
-    )
-    restarts = _restarts(h).groupBy("snapshot_id", "root").count().withColumnRenamed("count", "restarts")
-    slots = sup.groupBy("snapshot_id", "root").agg(
-        F.count(F.lit(1)).alias("present"),
-        F.sum("used_slots").alias("used_slots"),
-        F.sum("slots").alias("slots"),
-    )
-    # every snapshot of a cluster, for each root that had supervisors in it
+    sup = h.fact("storm_supervisor_presence")
+    at = ["snapshot_id", "root"]
+    missing = status.groupBy(*at).agg(F.sum((~F.col("present")).cast("long")).alias("missing"))
+    restarts = _restarts(h).groupBy(*at).count().withColumnRenamed("count", "restarts")
+    rows = status.select("cluster", *at, "snapshot_time").distinct()
+    if sup is not None:
+        slots = sup.groupBy(*at).agg(
+            F.count(F.lit(1)).alias("present"),
+            F.sum("used_slots").alias("used_slots"),
+            F.sum("slots").alias("slots"),
+        )
+        rows = rows.join(slots, at, "left")
+    else:
+        rows = rows.select(
+            *at,
+            "cluster",
+            "snapshot_time",
+            *[F.lit(0).cast("long").alias(c) for c in ("present", "used_slots", "slots")],
+        )
     return (
-        grid.select("cluster", "snapshot_id", "snapshot_time", "root")
-        .distinct()
-        .join(slots, ["snapshot_id", "root"], "left")
-        .join(missing, ["snapshot_id", "root"], "left")
-        .join(restarts, ["snapshot_id", "root"], "left")
+        rows.join(missing, at, "left")
+        .join(restarts, at, "left")
         .fillna(0, ["present", "missing", "restarts", "used_slots", "slots"])
         .withColumn(
             "slot_utilisation_pct",
@@ -164,52 +207,49 @@ def _restarts(h: History) -> Any:
     return restarts
 
 
+FLAP_KEYS = ["cluster", "root", "hostname"]
+FLAP_SUMS = ["flaps", "restarts", "snapshots_absent"]
+
+
 def storm_supervisor_flaps(h: History) -> Any | None:
-    """Per supervisor host: how often it came back after being absent (a flap), how often it restarted."""
-    sup = h.fact("storm_supervisor_presence")
-    if sup is None:
+    """Per supervisor host: how often it came back after being absent (a flap), how often it restarted,
+    in how many snapshots it was missing. Sums over snapshots: a night's add to the totals kept."""
+    status = h.fact("storm_supervisor_status")
+    if status is None:
         return None
-    F, W = _F(), _window()
-    grid = presence_grid(h.snaps, sup, "hostname")
-    by_host = W.partitionBy("cluster", "root", "hostname").orderBy("idx")
-    flagged = grid.withColumn("was_present", F.lag("present").over(by_host)).withColumn(
-        "seen_before", F.max(F.col("present").cast("int")).over(by_host.rowsBetween(W.unboundedPreceding, -1))
+    F = _F()
+    returned = F.col("present") & ~F.coalesce(F.col("was_present"), F.lit(True))
+    per_host = status.groupBy(*FLAP_KEYS).agg(
+        F.sum(returned.cast("long")).alias("flaps"),
+        F.sum((~F.col("present")).cast("long")).alias("snapshots_absent"),
     )
-    returns = flagged.where(F.col("present") & ~F.col("was_present") & (F.col("seen_before") == 1))
-    absent = flagged.where(~F.col("present") & (F.col("seen_before") == 1))
-    host = ["cluster", "root", "hostname"]
-    return (
-        sup.select(*host)
-        .distinct()
-        .join(returns.groupBy(*host).count().withColumnRenamed("count", "flaps"), host, "left")
-        .join(_restarts(h).groupBy(*host).count().withColumnRenamed("count", "restarts"), host, "left")
-        .join(absent.groupBy(*host).count().withColumnRenamed("count", "snapshots_absent"), host, "left")
-        .fillna(0, ["flaps", "restarts", "snapshots_absent"])
-    )
+    restarts = _restarts(h).groupBy(*FLAP_KEYS).count().withColumnRenamed("count", "restarts")
+    return per_host.join(restarts, FLAP_KEYS, "left").fillna(0, ["restarts"]).select(*FLAP_KEYS, *FLAP_SUMS)
+
+
+BUSY_SNAPSHOTS = 2  # above BUSY_CAPACITY in this many consecutive snapshots, up to the newest = stays busy
 
 
 def storm_busy_components(h: History) -> Any | None:
     """Bolts whose capacity stays above ``BUSY_CAPACITY``: above it in at least ``BUSY_SNAPSHOTS``
-    consecutive snapshots up to the newest, with how many and the lowest capacity in that run."""
-    c = h.fact("storm_component_trend")
-    if c is None:
+    consecutive snapshots up to each cluster's newest, with how many and the lowest capacity in that
+    run (the newest snapshot's ``storm_busy_streaks``)."""
+    streaks = h.fact("storm_busy_streaks")
+    if streaks is None:
         return None
-    F, W = _F(), _window()
-    busy = c.where(F.col("capacity") > BUSY_CAPACITY).join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
-    by_component = W.partitionBy("cluster", "root", "component_name").orderBy("idx")
-    runs = busy.withColumn("run", F.col("idx") - F.row_number().over(by_component))
-    last_idx = h.snaps.groupBy("cluster").agg(F.max("idx").alias("last_idx"))
-    return (
-        runs.groupBy("cluster", "root", "component_name", "run")
-        .agg(
-            F.count(F.lit(1)).alias("busy_snapshots"),
-            F.min("capacity").alias("lowest_capacity"),
-            F.max("idx").alias("end_idx"),
-        )
-        .join(last_idx, "cluster")
-        .where((F.col("end_idx") == F.col("last_idx")) & (F.col("busy_snapshots") >= BUSY_SNAPSHOTS))
-        .drop("run", "end_idx", "last_idx")
+    F = _F()
+    return streaks.where(F.col("snapshot_id").isin(h.latest) & (F.col("streak") >= BUSY_SNAPSHOTS)).select(
+        "cluster", "root", "component_name", F.col("streak").alias("busy_snapshots"), "lowest_capacity"
     )
+
+
+def _fold_busy(table: Any, new: History) -> Any | None:
+    """The new nights' rows for the clusters they are of, the committed ones for the others."""
+    rows = storm_busy_components(new)
+    if table is None:
+        return rows
+    others = table.where(~_F().col("cluster").isin(new.renewed))
+    return others if rows is None else others.unionByName(rows)
 
 
 def storm_failure_rises(h: History) -> Any | None:
@@ -252,6 +292,16 @@ def kafka_chronic_under_replicated(h: History) -> Any | None:
     return runs.where(F.col("consecutive_snapshots") >= CHRONIC_SNAPSHOTS)
 
 
+def _fold_chronic(table: Any, new: History) -> Any | None:
+    """The runs that ended stay; the ones going on are the newest snapshot's of each cluster."""
+    rows = kafka_chronic_under_replicated(new)
+    if table is None:
+        return rows
+    F = _F()
+    kept = table.where(~F.col("ongoing") | ~F.col("cluster").isin(new.renewed))
+    return kept if rows is None else kept.unionByName(rows)
+
+
 def zookeeper_subtree_bytes(h: History) -> Any | None:
     """Per snapshot: data bytes and znodes of each subtree two levels deep, with its meaning."""
     u = h.fact("zookeeper_usage")
@@ -285,6 +335,9 @@ class Metric:
     # Its rows of a snapshot are a function of that snapshot's facts alone, never changed by a later
     # one: a nightly run computes the new nights' rows and appends them to the table (``jobs/store.py``).
     per_snapshot: bool = False
+    # Or a nightly run makes its table from the committed one and the new nights' facts (running totals,
+    # the runs going on), and replaces it: the year's facts are not read again.
+    fold: Fold | None = None
 
 
 METRICS = [
@@ -298,10 +351,28 @@ METRICS = [
         as_kept("storm_topology_churn"),
         per_snapshot=True,
     ),
-    Metric("storm_errors_daily", "Storm", "Errors per day (de-duplicated)", storm_errors_daily),
-    Metric("storm_error_signatures", "Storm", "Recurring error signatures", storm_error_signatures),
-    Metric("storm_supervisors", "Storm", "Supervisors, restarts and slot use", storm_supervisors),
-    Metric("storm_supervisor_flaps", "Storm", "Flapping supervisors", storm_supervisor_flaps),
+    Metric(
+        "storm_errors_daily",
+        "Storm",
+        "Errors per day (de-duplicated)",
+        storm_errors_daily,
+        fold=summed(storm_errors_daily, ["cluster", "root", "day", "topology_id", "component"], ["errors"]),
+    ),
+    Metric(
+        "storm_error_signatures",
+        "Storm",
+        "Recurring error signatures",
+        storm_error_signatures,
+        fold=_fold_signatures,
+    ),
+    Metric("storm_supervisors", "Storm", "Supervisors, restarts and slot use", storm_supervisors, per_snapshot=True),
+    Metric(
+        "storm_supervisor_flaps",
+        "Storm",
+        "Flapping supervisors",
+        storm_supervisor_flaps,
+        fold=summed(storm_supervisor_flaps, FLAP_KEYS, FLAP_SUMS),
+    ),
     Metric(
         "storm_workers", "Storm", "Workers: stale heartbeats and restarts", as_kept("storm_workers"), per_snapshot=True
     ),
@@ -313,12 +384,30 @@ METRICS = [
         as_kept("storm_component_trend"),
         per_snapshot=True,
     ),
-    Metric("storm_busy_components", "Storm", f"Bolts that stay above capacity {BUSY_CAPACITY}", storm_busy_components),
-    Metric("storm_failure_rises", "Storm", "Components whose failures rose", storm_failure_rises),
+    Metric(
+        "storm_busy_components",
+        "Storm",
+        f"Bolts that stay above capacity {BUSY_CAPACITY}",
+        storm_busy_components,
+        fold=_fold_busy,
+    ),
+    Metric(
+        "storm_failure_rises",
+        "Storm",
+        "Components whose failures rose",
+        storm_failure_rises,
+        fold=summed(storm_failure_rises, ["cluster", "root", "component_name"], ["failure_rise", "snapshots_rising"]),
+    ),
     Metric("kafka_brokers", "Kafka", "Live brokers and restarts", as_kept("kafka_brokers"), per_snapshot=True),
     Metric("kafka_controller", "Kafka", "Controller and elections", as_kept("kafka_controller"), per_snapshot=True),
     Metric("kafka_partition_health", "Kafka", "Partition health", as_kept("kafka_partition_health"), per_snapshot=True),
-    Metric("kafka_chronic_under_replicated", "Kafka", "Chronically under-replicated", kafka_chronic_under_replicated),
+    Metric(
+        "kafka_chronic_under_replicated",
+        "Kafka",
+        "Chronically under-replicated",
+        kafka_chronic_under_replicated,
+        fold=_fold_chronic,
+    ),
     Metric("kafka_isr_shrinks", "Kafka", "ISR shrinks", as_kept("kafka_isr_shrinks"), per_snapshot=True),
     Metric("kafka_leader_changes", "Kafka", "Leader changes", as_kept("kafka_leader_changes"), per_snapshot=True),
     Metric("kafka_topic_churn", "Kafka", "Topics created and deleted", as_kept("kafka_topic_churn"), per_snapshot=True),
@@ -338,3 +427,4 @@ METRICS = [
 ]
 
 PER_SNAPSHOT = [metric.name for metric in METRICS if metric.per_snapshot]
+FOLDED = [metric.name for metric in METRICS if metric.fold is not None]

@@ -17,8 +17,10 @@ nights (every night's; the year grows it), sorted 71,035; out of a 360-night fil
 little on a night's rows and more on a compaction's rewrite of the year's. A store written unsorted
 reads the same, only slower, until its next compaction or rebuild sorts it.
 
-The per-snapshot metric tables (``OUT/<metric>``, read by anyone) are committed with the run too, so
-that a nightly run adds the new nights' rows to them instead of rewriting the year: the run writes its
+The metric tables (``OUT/<metric>``, read by anyone) are committed with the run too, so that a nightly
+run adds the new nights' rows to the per-snapshot ones instead of rewriting the year, and replaces the
+folded ones (``metrics.Metric.fold``: a running state made from the committed table and the new nights'
+facts) with nothing read but those: the run writes its
 rows to ``pending/<id>/<metric>``, writes its marker (which names each table and whether the run
 ``append``s to it, ``replace``s it or ``remove``s it), then publishes: moves the pending files into
 ``OUT/<metric>`` (Spark names each part file with its write's UUID, so an appended file never takes
@@ -30,7 +32,7 @@ next run publishes before it reads anything. A compaction rewrites each such tab
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,8 +46,9 @@ STORE = "_history"
 # a store of another version is rebuilt, not read (3: facts keyed by root too; 4: topologies by id; 5: the
 # per-snapshot metric tables are appended to and committed with the run, so a store of 4 may sit beside
 # tables a later run cannot append to; and a Kafka cluster's series goes on across its move to KRaft, with
-# its ``kafka_sources`` fact)
-VERSION = 5
+# its ``kafka_sources`` fact; 6: the metrics that are a running state are folded night by night, from
+# facts that carry their state: ``storm_supervisor_status``, ``storm_busy_streaks``)
+VERSION = 6
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
 
 
@@ -134,22 +137,26 @@ class HistoryStore:
         replace_all: bool = False,
         tables: dict[str, Any | None] | None = None,
         replace_tables: bool = False,
+        replacing: Collection[str] = (),
         writers: int = 1,
     ) -> None:
         """Commit run ``run_id`` (its ``facts`` written by ``write``): stage ``tables`` (metric name →
-        its rows, appended to ``OUT/<name>``, or replacing it with ``replace_tables``; None removes it),
-        write the marker, then publish the tables. With ``replace_all`` the run replaces every run
-        before it (a full rebuild, a compaction)."""
+        its rows, appended to ``OUT/<name>``, or replacing it with ``replace_tables`` or when named in
+        ``replacing``; None removes it), write the marker, then publish the tables. With ``replace_all``
+        the run replaces every run before it (a full rebuild, a compaction)."""
         tables = tables or {}
         rows = {name: frame for name, frame in tables.items() if frame is not None}
 
         def stage(name: str) -> None:
-            rows[name].write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
+            frame = rows[name].coalesce(1) if name in replacing else rows[name]  # a whole table: one file
+            frame.write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
 
         with ThreadPoolExecutor(writers) as pool:
             list(pool.map(stage, rows))  # list: a failed write raises here
-        how = "replace" if replace_tables else "append"
-        staged = {name: how if name in rows else "remove" for name in tables}
+        staged = {
+            name: ("remove" if name not in rows else "replace" if replace_tables or name in replacing else "append")
+            for name in tables
+        }
         replaced = [run.run_id for run in self.runs] if replace_all else []
         marker = {
             "run": run_id,

@@ -1,7 +1,11 @@
 """Storm's facts: what the history keeps of each snapshot's Storm tables (``facts`` says what a fact is):
 topologies by status and their churn, each topology present (so one gone is named), stored errors seen
-for the first time, supervisors and their restarts, workers, executors that moved, and per component its
-last 10 minutes."""
+for the first time, supervisors (present or missing) and their restarts, workers, executors that moved,
+per component its last 10 minutes, and the bolts busy in a run of snapshots.
+
+Two facts carry a state from night to night (``storm_supervisor_status``: every host a root has had;
+``storm_busy_streaks``: a run of busy snapshots): a new night's rows go on from the kept rows of the night
+before it (``Window.seen_at_context``), so no earlier night is read again."""
 
 from __future__ import annotations
 
@@ -17,6 +21,9 @@ from ..records import (
 )
 from .facts import Fact, Window, churn, paired_with_previous, per_root, with_time
 from .facts import spark_functions as _F
+from .facts import spark_window as _window
+
+BUSY_CAPACITY = 0.8  # Storm UI flags a bolt whose capacity nears 1: it cannot keep up
 
 ERROR_KEYS = ["cluster", "root", "topology_id", "component", "time_secs", "host", "port", "error"]
 
@@ -78,6 +85,40 @@ def storm_supervisor_presence(w: Window) -> Any | None:
         "uptime_secs",
         F.size("ports").alias("slots"),
         F.size("used_ports").alias("used_slots"),
+    )
+
+
+def storm_supervisor_status(w: Window) -> Any | None:
+    """Each supervisor host a cluster's root has had, at each snapshot from the first it was in: whether
+    it is ``present``, and whether it was in the snapshot before (``was_present``; null at its first).
+    Missing hosts and flaps are counted from these rows. A host the kept rows of the night before the new
+    ones know goes on from there, absent or not."""
+    sup = w.table(StormSupervisor)
+    kept = w.seen_at_context("storm_supervisor_status")
+    if sup is None and kept is None:
+        return None
+    F, W = _F(), _window()
+    snaps = w.snaps.select("cluster", "snapshot_id", "snapshot_time", "idx")
+    host = ["cluster", "root", "hostname"]
+    if sup is not None:
+        present = sup.select("cluster", "snapshot_id", "root", "hostname").distinct()
+    else:  # no supervisor in the nights read: every host kept is missing
+        present = kept.select("cluster", "snapshot_id", "root", "hostname").where(F.lit(False))  # type: ignore[union-attr]
+    present = present.withColumn("present", F.lit(True))
+    first = present.join(snaps.select("snapshot_id", "idx"), "snapshot_id").select(*host, "idx")
+    if kept is not None:
+        known = kept.join(snaps.select("snapshot_id", "idx"), "snapshot_id").select(*host, "idx")
+        first = first.unionByName(known)
+    first = first.groupBy(*host).agg(F.min("idx").alias("first_idx"))
+    rows = (
+        snaps.join(first, "cluster")
+        .where(F.col("idx") >= F.col("first_idx"))
+        .join(present.drop("cluster"), ["snapshot_id", "root", "hostname"], "left")
+        .fillna(False, ["present"])
+    )
+    by_host = W.partitionBy(*host).orderBy("idx")
+    return rows.withColumn("was_present", F.lag("present").over(by_host)).select(
+        "cluster", "snapshot_id", "snapshot_time", "root", "hostname", "present", "was_present"
     )
 
 
@@ -190,15 +231,51 @@ def storm_failure_rise_events(w: Window) -> Any | None:
     )
 
 
+def storm_busy_streaks(w: Window) -> Any | None:
+    """Each component above ``BUSY_CAPACITY`` in a snapshot, with its run so far: ``streak`` consecutive
+    snapshots above it up to this one, and the ``lowest_capacity`` in them. A run the kept rows of the
+    night before the new ones hold goes on from there."""
+    c = _components(w)
+    if c is None:
+        return None
+    F, W = _F(), _window()
+    component = ["cluster", "root", "component_name"]
+    rows = (
+        c.where(F.col("capacity") > BUSY_CAPACITY)
+        .select("snapshot_id", *component, "capacity")
+        .join(w.snaps.select("snapshot_id", "idx"), "snapshot_id")
+    )
+    by_component = W.partitionBy(*component).orderBy("idx")
+    rows = rows.withColumn("run", F.col("idx") - F.row_number().over(by_component))
+    so_far = W.partitionBy(*component, "run").orderBy("idx").rowsBetween(W.unboundedPreceding, W.currentRow)
+    rows = rows.withColumn("first_idx", F.min("idx").over(so_far)).withColumn("lowest", F.min("capacity").over(so_far))
+    streak, lowest = F.col("idx") - F.col("first_idx") + 1, F.col("lowest")
+    kept = w.seen_at_context("storm_busy_streaks")
+    if kept is not None:
+        kept = kept.join(w.snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id").select(
+            *component, "kept_idx", F.col("streak").alias("kept_streak"), F.col("lowest_capacity").alias("kept_lowest")
+        )
+        rows = rows.join(kept, component, "left")
+        goes_on = F.col("first_idx") == F.col("kept_idx")
+        streak = F.when(goes_on, streak + F.col("kept_streak") - 1).otherwise(streak)
+        lowest = F.when(goes_on, F.least(lowest, F.col("kept_lowest"))).otherwise(lowest)
+    return rows.select(
+        "cluster", "snapshot_id", "root", "component_name", streak.cast("long").alias("streak"),
+        lowest.alias("lowest_capacity"),
+    )  # fmt: skip
+
+
 STORM_FACTS = [
     Fact("storm_topology_status", storm_topology_status, (StormTopology,)),
     Fact("storm_topology_churn", storm_topology_churn, (StormTopology,)),
     Fact("storm_topology_presence", storm_topology_presence, (StormTopology,)),
     Fact("storm_errors_unique", storm_errors_unique, (StormError,)),
     Fact("storm_supervisor_presence", storm_supervisor_presence, (StormSupervisor,)),
+    Fact("storm_supervisor_status", storm_supervisor_status, (StormSupervisor,)),
     Fact("storm_supervisor_restarts", storm_supervisor_restarts, (StormSupervisor,)),
     Fact("storm_workers", storm_workers, (StormWorker,)),
     Fact("storm_executor_moves", storm_executor_moves, (StormExecutor,)),
     Fact("storm_component_trend", storm_component_trend, (StormComponentStats,)),
     Fact("storm_failure_rise_events", storm_failure_rise_events, (StormComponentStats,)),
+    Fact("storm_busy_streaks", storm_busy_streaks, (StormComponentStats,)),
 ]
