@@ -16,9 +16,10 @@ from kazoo.client import KazooClient
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from zkstorm.export.parquet import Snapshot
-from zkstorm.jobs.history import run_history
+from zkstorm.jobs.history import expects_update, run_history
 from zkstorm.jobs.metrics import CHRONIC_SNAPSHOTS, METRICS
 from zkstorm.jobs.report import CHARTS
+from zkstorm.jobs.spark import BRIEF_RUN_JVM, session_conf
 from zkstorm.records import (
     KafkaBroker,
     KafkaController,
@@ -1204,3 +1205,20 @@ def test_metrics_run_several_at_a_time_in_order_and_a_failure_stops_the_rest() -
     with pytest.raises(RuntimeError, match="metric 1 failed"):
         concurrently(work, list(range(40)))
     assert JOBS_AT_ONCE <= len(started) < 40
+
+
+def test_a_nightly_update_starts_its_jvm_for_a_short_run(tmp_path: Path) -> None:
+    """A history kept under a local --out, and no option asking for a full run: the driver JVM zkstorm
+    starts is set for a short run (``BRIEF_RUN_JVM``); a first run, --full, a window, a remote store keep
+    the JVM's defaults."""
+    out = tmp_path / "history"
+    assert not expects_update(out=str(out))
+    (out / "_history" / "runs").mkdir(parents=True)
+    assert expects_update(out=str(out), html="report.html")
+    assert not expects_update(out=str(out), full=True)
+    assert not expects_update(out=str(out), since=datetime(2026, 1, 1).date())
+    assert not expects_update(out=f"s3a://bucket/{out.name}")
+    assert not expects_update()
+    brief = session_conf(None, "zkstorm-history", brief=True).get("spark.driver.extraJavaOptions")
+    assert BRIEF_RUN_JVM in brief and "log4j2.configurationFile" in brief
+    assert BRIEF_RUN_JVM not in session_conf(None, "zkstorm-history").get("spark.driver.extraJavaOptions")

@@ -12,6 +12,7 @@ Imports are absolute so that the file also runs as a script.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -392,11 +393,23 @@ def run(master: str, snapshots: str, **options: Any) -> HistoryResult:
     from zkstorm.jobs.spark import session, spark_error
 
     try:
-        return run_history(session(master), snapshots, **options)
+        return run_history(session(master, brief=expects_update(**options)), snapshots, **options)
     except ZkstormError:
         raise
     except Exception as exc:
         raise ZkstormError(f"the history job failed: {spark_error(exc)}") from None
+
+
+def expects_update(
+    *, out: str | None = None, full: bool = False, since: date | None = None, until: date | None = None, **_: Any
+) -> bool:
+    """Whether a run with these options will most likely be a nightly update (short: ``spark.session``'s
+    ``brief``): a history is already kept under a local ``out``, and nothing asks for a full run. Told
+    before Spark starts, from the folder alone; a store on a remote filesystem counts as a long run. If
+    the run turns out to be a full one after all (the store is of another version), it is only slower."""
+    if not out or full or since or until or "://" in out:
+        return False
+    return os.path.isdir(os.path.join(out, STORE, "runs"))
 
 
 def summary(result: HistoryResult) -> Any:

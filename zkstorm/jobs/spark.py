@@ -22,26 +22,49 @@ appender.stderr.layout.pattern = zkstorm: spark %p %c{1}: %m%n
 """
 
 
-def session(master: str | None = None, app_name: str = "zkstorm-history") -> Any:
-    """The active session if there is one (spark-submit, tests), else a new quiet one on ``master``.
+# The driver JVM of a short run (a nightly update: a minute at most) on the client compiler alone and the
+# parallel collector. Its work is many small Spark jobs on a JVM that starts cold: C2's compiling costs it
+# more than it gains, and G1's concurrent work competes for the few cores. Measured, cold, the nightly
+# update of night 31 of the benchmark's 100,000-partition history (bench/bench_history.py's nights), three
+# runs each: 34.6-34.8 s by default, 30.5-30.6 s on C1 alone, 27.1-29.1 s with both. A long run (a full
+# rebuild of a year) keeps the JVM's defaults: there C2's faster code pays back its compiling.
+BRIEF_RUN_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+
+
+def session(master: str | None = None, app_name: str = "zkstorm-history", *, brief: bool = False) -> Any:
+    """The active session if there is one (spark-submit, tests), else a new quiet one on ``master``;
+    ``brief`` when the run is expected to be short (``BRIEF_RUN_JVM``).
 
     The local JVM's own stderr (launcher notes, Spark's startup banner) goes to ``spark_log()``; what
     the job needs to say comes back through Python exceptions and the summary.
     """
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    conf = session_conf(master, app_name, brief=brief)
+    log = open(spark_log(), "ab")  # noqa: SIM115 - the JVM child writes to it for its whole life
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": log, "stdout": log})
+    context = SparkContext(conf=conf, gateway=gateway)
+    context.setLogLevel("ERROR")
+    return SparkSession(context)
+
+
+def session_conf(master: str | None, app_name: str, *, brief: bool = False) -> Any:
+    """The configuration a new local session starts with (``session``)."""
+    from pyspark import SparkConf
+
     config = os.path.join(tempfile.gettempdir(), "zkstorm-spark-log4j2.properties")
     with open(config, "w") as f:
         f.write(_QUIET_LOG4J2)
+    driver_jvm = f"-Dlog4j2.configurationFile=file:{config}" + (f" {BRIEF_RUN_JVM}" if brief else "")
     conf = (
         SparkConf()
         .setAppName(app_name)
-        .set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{config}")
+        .set("spark.driver.extraJavaOptions", driver_jvm)
         .set("spark.ui.showConsoleProgress", "false")
         .set("spark.ui.enabled", "false")
         .set("spark.sql.session.timeZone", "UTC")
@@ -50,11 +73,7 @@ def session(master: str | None = None, app_name: str = "zkstorm-history") -> Any
     )
     if master:
         conf.setMaster(master)
-    log = open(spark_log(), "ab")  # noqa: SIM115 - the JVM child writes to it for its whole life
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": log, "stdout": log})
-    context = SparkContext(conf=conf, gateway=gateway)
-    context.setLogLevel("ERROR")
-    return SparkSession(context)
+    return conf
 
 
 def spark_error(exc: BaseException) -> str:
