@@ -38,6 +38,7 @@ OTHER_TOOLS_OPTIONS = {
     "--rounds": "bench/bench_files.py",
     "--shapes-only": "bench/bench_files.py",
     "--scales": "bench/bench_snapshot.py",
+    "--nights": "bench/bench_history.py",
     "--help": "click, on every command",
 }
 
