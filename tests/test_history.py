@@ -595,6 +595,23 @@ def test_an_older_snapshot_or_full_makes_a_full_rebuild(spark: Any, week: Path, 
     assert (forced.mode, forced.read) == ("full", DAYS + 1)
 
 
+def test_a_metric_table_gone_from_out_makes_a_full_rebuild(spark: Any, week: Path, result: Any, tmp_path: Path) -> None:
+    """A table removed from --out by hand: a nightly run would fold the new nights into nothing (or append
+    them to nothing), and the table would lose its past. The run is a full rebuild instead, saying so,
+    and the tables are the whole week's again."""
+    from pyspark.testing import assertDataFrameEqual
+
+    out = _weeks_history(result, tmp_path)
+    for name in ("storm_errors_daily", "storm_workers"):  # a folded table and an appended one
+        shutil.rmtree(out / name)
+    rebuilt = run_history(spark, str(week), out=str(out))
+    assert (rebuilt.mode, rebuilt.read) == ("full (the table storm_errors_daily under --out is gone)", DAYS)
+    _, full_out, _ = result
+    expected, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
+    for name in ("storm_errors_daily", "storm_workers"):
+        assertDataFrameEqual(kept[name], expected[name])
+
+
 def _a_later_night(snapshots: Path, day: int) -> str:
     """Commit one more snapshot of c1, taken on ``day`` (after the week), with ``day - 3``'s records."""
     snapshot_id = f"c1@{day}"

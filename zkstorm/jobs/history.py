@@ -286,6 +286,9 @@ def _kept(
         return [], "full (--since/--until select a window)"
     if not store.usable:
         return [], "full (the history under --out was written by another version)"
+    missing = store.missing_tables()
+    if missing:
+        return [], f"full (the table {missing[0]} under --out is gone)"
     kept = store.snapshots()
     ids = {s[1] for s in kept}
     newest = _newest(kept)

@@ -60,6 +60,7 @@ class Run:
     replaces: tuple[str, ...]
     version: int
     tables: tuple[tuple[str, str], ...] = ()  # (metric table, "append" | "replace" | "remove")
+    present: tuple[str, ...] = ()  # every metric table under OUT once this run is published
 
 
 class HistoryStore:
@@ -84,6 +85,7 @@ class HistoryStore:
                         tuple(m.get("replaces", ())),
                         int(m.get("version", 0)),
                         tuple((name, how) for name, how in sorted(m.get("tables", {}).items())),
+                        tuple(m.get("present", ())),
                     )
                 )
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -158,6 +160,10 @@ class HistoryStore:
             for name in tables
         }
         replaced = [run.run_id for run in self.runs] if replace_all else []
+        before = set(self.runs[-1].present) if self.runs else set()
+        present = (before | {name for name, how in staged.items() if how != "remove"}) - {
+            name for name, how in staged.items() if how == "remove"
+        }
         marker = {
             "run": run_id,
             "version": VERSION,
@@ -165,6 +171,7 @@ class HistoryStore:
             "facts": sorted(facts),
             "replaces": replaced,
             "tables": staged,
+            "present": sorted(present),
         }
         self.spark.createDataFrame([(json.dumps(marker),)], "value string").coalesce(1).write.mode("overwrite").text(
             f"{self.base}/runs/{run_id}"
@@ -201,6 +208,14 @@ class HistoryStore:
         kept = {name: frame.coalesce(1) for name in tables if (frame := self.metric_table(name)) is not None}
         self.commit(run_id, names, merged, replace_all=True, tables=kept, replace_tables=True)
         return True
+
+    def missing_tables(self) -> list[str]:
+        """The metric tables the last run left under OUT that are not there now (removed by hand, or by
+        a lifecycle rule): a nightly run would append to or fold into nothing, and lose their past."""
+        if not self.runs:
+            return []
+        fs = self._fs()
+        return [name for name in self.runs[-1].present if not fs.exists(self._path(f"{self.out}/{name}"))]
 
     def metric_table(self, name: str) -> Any | None:
         """Every committed row of metric table ``OUT/<name>``, or None if there is none."""
