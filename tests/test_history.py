@@ -492,6 +492,26 @@ def test_a_small_read_runs_without_whole_stage_code_generation(spark: Any) -> No
         spark.conf.set("spark.sql.codegen.wholeStage", before)
 
 
+def test_a_large_read_gives_the_tables_a_small_read_does(
+    spark: Any, week: Path, result: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The week read as if it were large (``SMALL_ROWS`` 0): code generation on, the snapshot frame
+    broadcast, each fact shuffled into its sorted file (``HistoryStore.write``, ``large``); every table as
+    the small read's."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from zkstorm.jobs import history
+
+    monkeypatch.setattr(history, "SMALL_ROWS", 0)
+    out = tmp_path / "history"
+    run_history(spark, str(week), out=str(out))
+    _, full_out, _ = result
+    expected, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
+    for name, table in expected.items():
+        assertDataFrameEqual(kept[name], table)
+    assert _facts_out_of_snapshot_order(out) == []
+
+
 def test_since_until_select_days(spark: Any, week: Path) -> None:
     outcome = run_history(spark, str(week), since=_day(1).date(), until=_day(2).date())
     assert outcome.snapshots == 2 and outcome.first == _day(1)

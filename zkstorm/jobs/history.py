@@ -175,7 +175,7 @@ def _run(
                 computed[fact.name] = rows.where(rows.snapshot_id.isin(new_ids))
         if store is not None:
             run_id, writers = _run_id(), SMALL_READ_WRITERS if small else 1
-            store.write(run_id, computed, writers=writers)
+            store.write(run_id, computed, writers=writers, large=not small)
             latest = sorted(snapshot_id for _, snapshot_id in _newest(every).values())
             renewed = sorted({r.cluster for r in new})
             written = History(store.written(run_id, list(computed)), frame, latest, renewed=renewed)

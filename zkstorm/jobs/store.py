@@ -115,12 +115,21 @@ class HistoryStore:
             self._read[name] = self.spark.read.parquet(*paths) if paths else None
         return self._read[name]
 
-    def write(self, run_id: str, facts: dict[str, Any], *, partitions: int = 1, writers: int = 1) -> None:
+    def write(
+        self, run_id: str, facts: dict[str, Any], *, partitions: int = 1, writers: int = 1, large: bool = False
+    ) -> None:
         """Write ``facts`` (name → DataFrame) as run ``run_id``'s, ``writers`` at a time (each a Spark job
-        from a thread of its own); nothing reads them before ``commit``, but ``written``."""
+        from a thread of its own); nothing reads them before ``commit``, but ``written``.
+
+        Each file is sorted by snapshot. A ``large`` read's facts are shuffled into their files: coalesced
+        instead, a fact would be computed in as many tasks as it has files, and a year's under-replicated
+        partitions, their runs (a window) and the file's sort in one task ran out of memory (the year's
+        full run of ``bench/bench_history.py``, 100,000 partitions a night). A small read's are coalesced,
+        which spares a nightly update a stage per fact."""
 
         def write(name: str) -> None:
-            frame = facts[name].coalesce(partitions).sortWithinPartitions("snapshot_id")
+            rows = facts[name].repartition(partitions) if large else facts[name].coalesce(partitions)
+            frame = rows.sortWithinPartitions("snapshot_id")
             frame.write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
 
         with ThreadPoolExecutor(writers) as pool:
@@ -150,8 +159,9 @@ class HistoryStore:
         rows = {name: frame for name, frame in tables.items() if frame is not None}
 
         def stage(name: str) -> None:
-            frame = rows[name].coalesce(1) if name in replacing else rows[name]  # a whole table: one file
-            frame.write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
+            # as computed: coalescing a folded table to one file would run the whole computation before it
+            # in one task (a year's under-replicated partitions, sorted for a join: out of memory)
+            rows[name].write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
 
         with ThreadPoolExecutor(writers) as pool:
             list(pool.map(stage, rows))  # list: a failed write raises here
