@@ -135,6 +135,20 @@ def test_last_error_is_shown_when_its_ephemeral_error_node_is_gone(writer: Kazoo
     assert len(rows) == 1 and rows[0]["last_error"] and rows[0]["sequence"] is None
 
 
+def test_errors_in_80_columns_show_each_worker_whole(writer: KazooClient, zk_root: Chroot) -> None:
+    """At 80 columns the UTC time and then the message give way, not the worker's host and port."""
+    load_cluster(writer, zk_root.path, "storm", "storm2")
+    host = "storm-wkr-017.prod.example.com"
+    component = f"{zk_root.path}/storm/errors/fraud-scorer-3-1751880000/score%7Ev3"
+    info = {"error": "java.lang.IllegalStateException: boom", "error_time_secs": int(time.time()), "host": host,
+            "port": 6703}  # fmt: skip
+    writer.create(f"{component}/e0000000099", storm_gzip("ErrorInfo", info))
+    table = run("--zk", zk_root.zk, "errors", "fraud-scorer", "--limit", "3", env={"COLUMNS": "80"}).stdout
+    assert f"{host}:6703" in table
+    assert max(len(line) for line in table.splitlines()) <= 80
+    assert "java.lang.Ill" in table  # the message, cut
+
+
 def test_unknown_and_ambiguous_topologies(writer: KazooClient, zk_root: Chroot) -> None:
     load_cluster(writer, zk_root.path, "storm", "storm2")
     unknown = run("--zk", zk_root.zk, "errors", "no-such-topology")

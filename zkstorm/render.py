@@ -518,11 +518,19 @@ def errors_table(
         "worker": min(max((len(w) for w in workers), default=6), 40),
     }
     widths = {name: max(w, len(name)) for name, w in widths.items()}
-    # Five columns cost 3 characters each (separator and padding) plus the closing border.
-    budget = width - sum(widths.values()) - 3 * (len(widths) + 1) - 1
-    if budget < 24:  # a narrow terminal: the worker column gives way before the message does
-        widths["worker"] = max(12, widths["worker"] - (24 - budget))
-        budget = max(width - sum(widths.values()) - 3 * (len(widths) + 1) - 1, 8)
+
+    def left() -> int:  # each column costs 3 characters (separator and padding), and the closing border 1
+        return width - sum(widths.values()) - 3 * (len(widths) + 1) - 1
+
+    # A narrow terminal (80 columns): the UTC time goes first (the age says when; -f json has the time),
+    # then the message down to its first 10 characters (the exception's package: -f json or a wider
+    # terminal has it whole), so that the worker's host and port stay whole; only then does the worker
+    # give way.
+    if left() < 24:
+        del widths["time (UTC)"]
+    if left() < 10:
+        widths["worker"] = max(12, widths["worker"] - (10 - left()))
+    budget = max(left(), 8)
     for name, column_width in widths.items():
         table.add_column(name, no_wrap=True, width=column_width, overflow="ellipsis")
     # One line per error when scanning: the message gets the width the other columns leave (rich will not
@@ -530,9 +538,11 @@ def errors_table(
     table.add_column("error" if full else "first line", overflow="fold", no_wrap=not full)
     for e, component, worker in zip(errors, components, workers, strict=True):
         marker = "" if e.sequence is not None else " (last-error)"
+        cells = [_plain(component)]
+        if "time (UTC)" in widths:
+            cells.append(f"{e.error_at:%Y-%m-%d %H:%M:%S}")
         table.add_row(
-            _plain(component),
-            f"{e.error_at:%Y-%m-%d %H:%M:%S}",
+            *cells,
             duration_text(now_secs - e.time_secs),
             _plain(worker),
             # Tabs expanded here: rich measures a tab as one cell but draws it as eight, so a trace's
