@@ -187,8 +187,7 @@ def _run(
                 [s for s in every if s[1] not in kept_ids],
                 replace_all=not kept,
                 tables={**added, **folded},
-                replace_tables=not kept,
-                replacing=list(folded),
+                replacing=list(folded) if kept else [*added, *folded],  # a full rebuild replaces them all
                 writers=writers,
             )
             store.compact(_run_id(), PER_SNAPSHOT)

@@ -147,27 +147,24 @@ class HistoryStore:
         *,
         replace_all: bool = False,
         tables: dict[str, Any | None] | None = None,
-        replace_tables: bool = False,
         replacing: Collection[str] = (),
         writers: int = 1,
     ) -> None:
         """Commit run ``run_id`` (its ``facts`` written by ``write``): stage ``tables`` (metric name →
-        its rows, appended to ``OUT/<name>``, or replacing it with ``replace_tables`` or when named in
-        ``replacing``; None removes it), write the marker, then publish the tables. With ``replace_all``
+        its rows, appended to ``OUT/<name>``, or replacing it when named in ``replacing``; None
+        removes it), write the marker, then publish the tables. With ``replace_all``
         the run replaces every run before it (a full rebuild, a compaction)."""
         tables = tables or {}
         rows = {name: frame for name, frame in tables.items() if frame is not None}
 
         def stage(name: str) -> None:
-            # as computed: coalescing a folded table to one file would run the whole computation before it
-            # in one task (a year's under-replicated partitions, sorted for a join: out of memory)
+            # as computed: coalesced to one file, all the work before it would run in one task (see ``write``)
             rows[name].write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
 
         with ThreadPoolExecutor(writers) as pool:
             list(pool.map(stage, rows))  # list: a failed write raises here
         staged = {
-            name: ("remove" if name not in rows else "replace" if replace_tables or name in replacing else "append")
-            for name in tables
+            name: ("remove" if name not in rows else "replace" if name in replacing else "append") for name in tables
         }
         replaced = [run.run_id for run in self.runs] if replace_all else []
         before = set(self.runs[-1].present) if self.runs else set()
@@ -216,7 +213,7 @@ class HistoryStore:
         # read through before the folders it reads from go: the new run is written first, then they are
         self.write(run_id, facts)
         kept = {name: frame.coalesce(1) for name in tables if (frame := self.metric_table(name)) is not None}
-        self.commit(run_id, names, merged, replace_all=True, tables=kept, replace_tables=True)
+        self.commit(run_id, names, merged, replace_all=True, tables=kept, replacing=list(kept))
         return True
 
     def missing_tables(self) -> list[str]:
