@@ -52,9 +52,10 @@ ERRORS = [
     (("A", "spout", 1_793_000_000, "java.io.IOException: timeout after 3000 ms"), {0, 1, 2}),
     (("A", "bolt", 1_793_100_000, "java.io.IOException: timeout after 5000 ms"), {2, 3}),
     (("C", "bolt", 1_793_200_000, "java.lang.NullPointerException"), {3, 4}),
-] + [  # a burst: topology C's sink cannot reach redis a dozen times in one day, kept for two nights
-    (("C", "sink", 1_793_300_000 + 60 * n, f"java.net.ConnectException: Connection refused: redis-{n}:6379"), {3, 4})
-    for n in range(12)
+] + [  # a burst: topology C's sink cannot reach redis a dozen times in one day, the first half first seen
+    # two nights before the rest (the night that sees the rest finds it in the day's errors of both nights)
+    (("C", "sink", 1_793_300_000 + 60 * n, f"java.net.ConnectException: Connection refused: redis-{n}:6379"), days)
+    for n, days in zip(range(12), [{2, 3}] * 6 + [{4}] * 6, strict=True)
 ]
 # host → per day (uptime) or None when absent
 SUPERVISORS = {"h1": [100, 200, 300, 400, 500], "h2": [100, None, 50, 10, 90]}
@@ -151,10 +152,11 @@ def _records(i: int) -> list[Any]:
         )
     )  # fmt: skip
     for broker, stamp in BROKERS[i].items():
+        host = "b3-new" if broker == 3 and i >= 2 else f"b{broker}"  # broker 3 comes back on another machine
         out.append(
             KafkaBroker(
                 root="/kafka",
-                broker_id=broker, alive=True, version=4, host=f"b{broker}", port=9092, rack=None, jmx_port=None,
+                broker_id=broker, alive=True, version=4, host=host, port=9092, rack=None, jmx_port=None,
                 timestamp_ms=stamp, registered_at=None, endpoints=[], listener_protocols=[], features=[],
                 broker_epoch=None, session_id=None,
             )
@@ -294,6 +296,7 @@ def test_incidents_name_what_happened_and_when(spark: Any, result: Any) -> None:
     outcome, _, _ = result
     (gone,) = _incidents(outcome, "broker_gone")  # broker 3 is not registered on day 1 only
     assert (gone.subjects, gone.started, gone.ended, gone.ongoing) == (["broker 3"], _day(1), _day(2), False)
+    # named as it was when it went, not as it came back
     assert "broker 3 (b3:9092)" in gone.summary and "a replica of 2 partitions" in gone.summary
     (missing,) = _incidents(outcome, "supervisor_missing")
     assert (missing.subjects, missing.started, missing.ended) == (["h2"], _day(1), _day(2))
@@ -528,7 +531,10 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     later run reads only the new snapshots and the one before them, and the tables end up equal to the
     full rebuild's (the ``result`` fixture): the sums, runs and hosts the folded tables carry go on across
     the runs (a failure rise in the second and one in the third, a busy bolt's run and an
-    under-replicated partition's over all three). The runs kept are compacted into one."""
+    under-replicated partition's over all three). The runs kept are compacted into one. The incidents
+    are found again from a cutoff on (``jobs/recheck.py``): the second run from the night before broker
+    3 went (still gone after the first run), the third from the night before it, and the error burst whose
+    day's errors the second and third runs each saw half of is found whole."""
     from pyspark.testing import assertDataFrameEqual
 
     from zkstorm.jobs import store
@@ -546,15 +552,18 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
 
     first = run_history(spark, str(snapshots), out=str(out))
     assert (first.mode, first.read, first.snapshots) == ("full (no earlier history under --out)", 2, 2)
+    still = [i.kind for i in first.incidents if i.ongoing]
+    assert first.incidents_read == 2 and still == ["broker_gone", "supervisor_missing"]
     nights(2, 3)
     second = run_history(spark, str(snapshots), out=str(out))
     assert (second.mode, second.read, second.snapshots) == ("incremental", 3, 4)  # 2 new + the one before
+    assert second.incidents_read == 4  # from night 0, the last with broker 3
     assert len(store.HistoryStore(spark, str(out)).runs) == 1  # compacted
     nights(4)
     third = run_history(spark, str(snapshots), out=str(out))
-    assert (third.mode, third.read, third.snapshots) == ("incremental", 2, DAYS)
+    assert (third.mode, third.read, third.snapshots, third.incidents_read) == ("incremental", 2, DAYS, 2)
     idle = run_history(spark, str(snapshots), out=str(out))
-    assert (idle.mode, idle.read, idle.snapshots) == ("incremental", 0, DAYS)
+    assert (idle.mode, idle.read, idle.snapshots, idle.incidents_read) == ("incremental", 0, DAYS, 0)
 
     full, full_out, _ = result
     assert third.tables == full.tables == idle.tables

@@ -538,7 +538,7 @@ def errors_table(
     table.add_column("error" if full else "first line", overflow="fold", no_wrap=not full)
     for e, component, worker in zip(errors, components, workers, strict=True):
         marker = "" if e.sequence is not None else " (last-error)"
-        cells = [_plain(component)]
+        cells: list[Text | str | None] = [_plain(component)]
         if "time (UTC)" in widths:
             cells.append(f"{e.error_at:%Y-%m-%d %H:%M:%S}")
         table.add_row(

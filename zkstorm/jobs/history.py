@@ -23,13 +23,16 @@ from typing import Any, TypeVar
 from zkstorm.errors import UsageError
 from zkstorm.export.objectstore import Staging
 from zkstorm.jobs import incidents as incident_rules
+from zkstorm.jobs import recheck
 from zkstorm.jobs.facts import Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
 from zkstorm.jobs.metrics import FACTS, METRICS, PER_SNAPSHOT, SNAPSHOT_TABLES, History, Metric
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.store import STORE, HistoryStore
+from zkstorm.jobs.store import VERSION as STORE_VERSION
 from zkstorm.progress import NO_PROGRESS, Progress
+from zkstorm.units import iso_utc
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -45,6 +48,7 @@ class HistoryResult:
     tables: dict[str, int] = field(default_factory=dict)  # metric → rows written
     incidents: list[Incident] = field(default_factory=list)
     read: int = 0  # snapshots whose tables this run read
+    incidents_read: int = 0  # snapshots the incident rules read (a nightly run's: those from its cutoffs on)
     mode: str = "full"  # "full", "incremental", or "full (why not incremental)"
 
 
@@ -154,6 +158,7 @@ def _run(
     # stage 1: the facts of the new snapshots, compared with the kept snapshot just before them
     progress.stage(f"facts of {len(new):,} new snapshots (1/{steps})")
     facts: Any = store if (store is not None and kept) else _Facts()
+    new_error_days: dict[str, frozenset[date]] = {}
     if new:
         context = _context(kept, new)
         reading = {r.snapshot_id for r in new} | context
@@ -190,6 +195,7 @@ def _run(
                 replacing=list(folded) if kept else [*added, *folded],  # a full rebuild replaces them all
                 writers=writers,
             )
+            new_error_days = recheck.error_days(written.fact("storm_errors_unique")) if kept else {}
             store.compact(_run_id(), PER_SNAPSHOT)
             facts = store
         else:
@@ -220,17 +226,14 @@ def _run(
             result.tables[metric.name] = rows
             history.computed[metric.name] = table
     progress.stage(f"incidents ({steps - bool(html)}/{steps})")
-    result.incidents = incident_rules.find_incidents(history, concurrently)
-    if changes:
-        taken: dict[str, list[datetime]] = {}
-        for cluster, _, at in every:
-            taken.setdefault(cluster, []).append(at)
-        times = incident_rules.read_change_times(spark, changes)
-        result.incidents = incident_rules.timed_by_changes(result.incidents, times, taken)
+    result.incidents, result.incidents_read = _incidents(
+        history, store, kept, every, new_error_days, changes=changes, spark=spark
+    )
     for table in history.computed.values():
         table.unpersist()
-    if out:
-        incident_rules.frame(spark, result.incidents).write.mode("overwrite").parquet(f"{out.rstrip('/')}/incidents")
+    if store is not None:
+        covered = {"version": STORE_VERSION, "through": _through(every), "changes": bool(changes)}
+        store.write_incidents(_run_id(), incident_rules.frame(spark, result.incidents), covered)
     result.tables["incidents"] = len(result.incidents)
     if html:
         progress.stage(f"the report ({steps}/{steps})")
@@ -245,6 +248,45 @@ def _run(
                 )
             )
     return result
+
+
+def _incidents(
+    history: History,
+    store: HistoryStore | None,
+    kept: list[tuple[str, str, datetime]],
+    every: list[tuple[str, str, datetime]],
+    error_days: dict[str, frozenset[date]],
+    *,
+    changes: str | None,
+    spark: Any,
+) -> tuple[list[Incident], int]:
+    """Every incident of the history, and how many snapshots the rules read to find them. A nightly run
+    whose store keeps the incidents found through the snapshots it kept finds again only those its new
+    snapshots may change (``jobs/recheck.py``); otherwise every incident is found, and with ``changes``
+    timed by its logs."""
+    stored = store.incidents() if (store is not None and kept and not changes) else None
+    if stored is not None:
+        rows, covered = stored
+        if covered == {"version": STORE_VERSION, "through": _through(kept), "changes": False}:
+            before = [recheck.incident_of(row) for row in rows]
+            kept_ids = {s[1] for s in kept}
+            new = [s for s in every if s[1] not in kept_ids]
+            plan = recheck.plan(before, kept, new, error_days, recheck.spark_zone(spark))
+            found = incident_rules.find_incidents(plan.stretch(history, every), concurrently) if plan.after else []
+            return incident_rules.ordered(plan.merge(before, found)), len(plan.snapshots(every))
+    found = incident_rules.find_incidents(history, concurrently)
+    if changes:
+        taken: dict[str, list[datetime]] = {}
+        for cluster, _, at in every:
+            taken.setdefault(cluster, []).append(at)
+        times = incident_rules.read_change_times(spark, changes)
+        found = incident_rules.timed_by_changes(found, times, taken)
+    return found, len(every)
+
+
+def _through(snapshots: list[tuple[str, str, datetime]]) -> dict[str, list[str]]:
+    """Per cluster, the time and id of its newest snapshot, as the incidents' ``_covered`` says them."""
+    return {cluster: [iso_utc(at), snapshot_id] for cluster, (at, snapshot_id) in sorted(_newest(snapshots).items())}
 
 
 def _per_snapshot_rows(new: History, *, full: bool) -> dict[str, Any | None]:

@@ -16,10 +16,12 @@ its KRaft controllers after ZooKeeper is one incident at the first snapshot read
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import astuple, dataclass, field, fields, replace
 from datetime import UTC, date, datetime, time
+from functools import reduce
 from typing import Any
 
 from ..units import plural
@@ -117,9 +119,11 @@ def paired_with_previous(ranked: list[Any], prefix: str = "") -> list[tuple[str,
 # --- states that last ----------------------------------------------------------------------------------
 
 
-def _absences(h: History, present: Any, key: str) -> list[Any]:
+def _absences(h: History, present: Any, key: str, last_seen: Any, columns: list[str]) -> list[Any]:
     """Runs of snapshots in which ``key`` (seen earlier in its cluster) was absent: cluster, key,
-    started, snapshots, the first snapshot's id, and ``ended`` (the next snapshot's time, if any)."""
+    started, snapshots, the first snapshot's id, ``ended`` (the next snapshot's time, if any) and
+    ``columns`` of ``last_seen`` (rows with snapshot_id, root and ``key``) in the snapshot just before the
+    run: how the subject was when it went (a broker's endpoint then, not one it had years later)."""
     from pyspark.sql import Window as W
 
     F = _F()
@@ -134,10 +138,15 @@ def _absences(h: History, present: Any, key: str) -> list[Any]:
         F.min("snapshot_time").alias("started"),
         F.count(F.lit(1)).alias("snapshots"),
         F.min_by("snapshot_id", "idx").alias("first_id"),
+        F.min("idx").alias("start_idx"),
         F.max("idx").alias("end_idx"),
     )
     after = h.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
-    return spans.join(after, ["cluster", "end_idx"], "left").collect()
+    # the subject is present in the snapshot before its run, as only its presence makes the run start there
+    before = last_seen.join(h.snaps.select("snapshot_id", (F.col("idx") + 1).alias("start_idx")), "snapshot_id")
+    before = before.select("root", key, "start_idx", *columns).dropDuplicates(["root", key, "start_idx"])
+    found = spans.join(after, ["cluster", "end_idx"], "left").join(before, ["root", key, "start_idx"], "left")
+    return found.orderBy("cluster", "root", "started", key).collect()
 
 
 def _lasting(snapshots: int, ended: datetime | None) -> str:
@@ -146,20 +155,14 @@ def _lasting(snapshots: int, ended: datetime | None) -> str:
 
 
 def brokers_gone(h: History) -> list[Incident]:
-    """A registered broker that disappeared, with the partitions it was a replica of at the time."""
+    """A registered broker that disappeared, with its endpoint when last seen and the partitions it was a
+    replica of at the time."""
     live = h.fact("kafka_broker_presence")
     if live is None:
         return []
-    F = _F()
-    spans = _absences(h, live.select("cluster", "snapshot_id", "root", "broker_id"), "broker_id")
+    spans = _absences(h, live.select("cluster", "snapshot_id", "root", "broker_id"), "broker_id", live, ["endpoint"])
     if not spans:
         return []
-    endpoints = {
-        (r["cluster"], r["root"], r["broker_id"]): r["endpoint"]
-        for r in live.groupBy("cluster", "root", "broker_id")
-        .agg(F.max_by("endpoint", "snapshot_time").alias("endpoint"))
-        .collect()
-    }
     impact: dict[tuple[str, str, int], Any] = {}
     facts = h.fact("kafka_broker_impact")
     if facts is not None:
@@ -179,8 +182,7 @@ def brokers_gone(h: History) -> list[Incident]:
                 f"; it was a replica of {hit_row['replica_of']:,} partitions, the preferred leader of "
                 f"{hit_row['preferred'] or 0:,}; {hit_row['offline'] or 0:,} of them offline"
             )
-        endpoint = endpoints.get((s["cluster"], s["root"], s["broker_id"])) or "?"
-        what = f"broker {broker} ({endpoint}) not registered:"
+        what = f"broker {broker} ({s['endpoint'] or '?'}) not registered:"
         out.append(_absence(s, ("Kafka", "broker_gone", CRITICAL, "kafka_brokers"), f"broker {broker}", what, detail))
     return out
 
@@ -207,27 +209,15 @@ def _absence(span: Any, rule: tuple[str, str, str, str], subject: str, what: str
 
 
 def supervisors_missing(h: History) -> list[Incident]:
-    """A supervisor host that stopped heartbeating into ZooKeeper, with the slots it had."""
+    """A supervisor host that stopped heartbeating into ZooKeeper, with the slots it had when last seen."""
     supervisors = h.fact("storm_supervisor_presence")
     if supervisors is None:
         return []
-    F = _F()
-    spans = _absences(h, supervisors.select("cluster", "snapshot_id", "root", "hostname"), "hostname")
-    if not spans:
-        return []
-    slots = {
-        (r["cluster"], r["root"], r["hostname"]): r
-        for r in supervisors.groupBy("cluster", "root", "hostname")
-        .agg(
-            F.max_by("slots", "snapshot_time").alias("slots"),
-            F.max_by("used_slots", "snapshot_time").alias("used"),
-        )
-        .collect()
-    }
+    present = supervisors.select("cluster", "snapshot_id", "root", "hostname")
+    spans = _absences(h, present, "hostname", supervisors.withColumnRenamed("used_slots", "used"), ["slots", "used"])
     out = []
     for s in spans:
-        seen = slots.get((s["cluster"], s["root"], s["hostname"]))
-        detail = f"; last seen with {seen['slots']} slots, {seen['used']} used" if seen is not None else ""
+        detail = f"; last seen with {s['slots']} slots, {s['used']} used" if s["slots"] is not None else ""
         rule = ("Storm", "supervisor_missing", WARNING, "storm_supervisors")
         out.append(_absence(s, rule, s["hostname"], f"supervisor {s['hostname']}", detail))
     return out
@@ -380,7 +370,7 @@ def leader_moves(h: History) -> list[Incident]:
 
 def controller_moves(h: History) -> list[Incident]:
     """The controller changed broker, or was elected again, since the previous snapshot."""
-    metric = h.computed.get("kafka_controller")
+    metric = h.everything.computed.get("kafka_controller")  # one row per root and snapshot
     if metric is None or "controller" not in metric.columns:
         return []
     rows = [r.asDict() for r in metric.orderBy("cluster", "root", "snapshot_time").collect()]
@@ -420,13 +410,14 @@ def kafka_migrations(h: History) -> list[Incident]:
     """A Kafka cluster read under another root than the night before in its series: moved from
     ZooKeeper to its KRaft controllers (``kraft:``), or back. Its series goes on (``inputs.kafka_series``);
     this says why its controller and every broker's registration changed that night."""
-    sources = h.fact("kafka_sources")
+    whole = h.everything  # one row per root and snapshot
+    sources = whole.fact("kafka_sources")
     if sources is None:
         return []
     F, W = _F(), _window()
     by_series = W.partitionBy("cluster", "root").orderBy("idx")
     moved = (
-        sources.join(h.snaps.select("snapshot_id", "idx"), "snapshot_id")
+        sources.join(whole.snaps.select("snapshot_id", "idx"), "snapshot_id")
         .withColumn("was", F.lag("read_root").over(by_series))
         .where(F.col("was").isNotNull() & (F.col("was") != F.col("read_root")))
         .orderBy("cluster", "root", "snapshot_time")
@@ -456,12 +447,19 @@ def _where(root: str) -> str:
 
 def error_bursts(h: History) -> list[Incident]:
     """A topology that stored at least ``ERROR_BURST`` errors in a day: its components and the most
-    common signature (errors de-duplicated across snapshots, as in ``storm_errors_daily``)."""
-    errors = h.fact("storm_errors_unique")
+    common signature (errors de-duplicated across snapshots, as in ``storm_errors_daily``). A day's
+    errors may have been first seen in any snapshot since, so a stretch of the history reads the days it
+    is given (``History.error_days``) out of every snapshot's."""
+    errors = h.everything.fact("storm_errors_unique")
     if errors is None:
         return []
     F = _F()
     unique = errors.withColumn("day", F.to_date("error_at"))
+    if h.error_days is not None:
+        days = [(F.col("cluster") == c) & F.col("day").isin(sorted(d)) for c, d in h.error_days.items() if d]
+        if not days:
+            return []
+        unique = unique.where(reduce(operator.or_, days))
     group = ["cluster", "root", "day", "topology_id"]
     bursts = unique.groupBy(*group).agg(F.count(F.lit(1)).alias("total"), F.min("error_at").alias("started"))
     bursts = bursts.where(F.col("total") >= ERROR_BURST)
@@ -574,9 +572,13 @@ RULES: list[Callable[[History], list[Incident]]] = [
 def find_incidents(h: History, run_all: Callable[..., list[list[Incident]]] | None = None) -> list[Incident]:
     """Every rule's incidents, oldest first (most severe first at the same time). ``run_all(apply,
     RULES)`` runs the rules (the history job runs several at a time); one after the other by default."""
+    return ordered([incident for found in (run_all or _in_turn)(lambda rule: rule(h), RULES) for incident in found])
+
+
+def ordered(incidents: list[Incident]) -> list[Incident]:
+    """Oldest first, the most severe first at the same time."""
     order = {CRITICAL: 0, WARNING: 1, INFO: 2}
-    found = [incident for incidents in (run_all or _in_turn)(lambda rule: rule(h), RULES) for incident in incidents]
-    return sorted(found, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
+    return sorted(incidents, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
 
 
 def _in_turn(work: Callable[[Any], list[Incident]], items: list[Any]) -> list[list[Incident]]:
@@ -703,8 +705,7 @@ def timed_by_changes(
         timed = _EXACT.get(incident.kind)
         exact = timed(incident, times, before, _previous(taken, incident.ended)) if timed else None
         out.append(exact or incident)
-    order = {CRITICAL: 0, WARNING: 1, INFO: 2}
-    return sorted(out, key=lambda i: (i.started, order[i.level], i.kind, i.subjects))
+    return ordered(out)
 
 
 def _previous(taken: list[datetime], moment: datetime | None) -> datetime | None:

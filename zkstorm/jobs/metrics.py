@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
 from .facts import ZOOKEEPER_FACTS, Tables
@@ -51,9 +52,19 @@ class History:
     computed: dict[str, Any] = field(default_factory=dict)  # metric name → its DataFrame, once computed
     # the clusters with new snapshots, when ``facts`` are a nightly run's new facts alone (what a fold reads)
     renewed: list[str] = field(default_factory=list)
+    # when this is a stretch of a history (the snapshots a nightly run finds incidents in again,
+    # ``jobs/recheck.py``): the whole of it, and per cluster the days whose error bursts are found again
+    whole: History | None = None
+    error_days: dict[str, frozenset[date]] | None = None
 
     def fact(self, name: str) -> Any | None:
         return self.facts.table(name)
+
+    @property
+    def everything(self) -> History:
+        """The whole history, for a rule whose input is one row per root and snapshot: it reads it all,
+        even when it finds incidents in a stretch of it."""
+        return self.whole or self
 
 
 # --- facts: each system's in its module (``storm_facts``, ``kafka_facts``, ``facts``) ---------------------

@@ -50,6 +50,8 @@ STORE = "_history"
 # facts that carry their state: ``storm_supervisor_status``, ``storm_busy_streaks``)
 VERSION = 6
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
+INCIDENTS = "incidents"  # the incidents table under OUT
+COVERED = "_covered"  # in its folder: what its incidents were found through (``recheck``)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,34 @@ class HistoryStore:
             return []
         fs = self._fs()
         return [name for name in self.runs[-1].present if not fs.exists(self._path(f"{self.out}/{name}"))]
+
+    def incidents(self) -> tuple[list[dict[str, Any]], dict[str, Any]] | None:
+        """The rows of the incidents table under OUT and what they were found through (``write_incidents``),
+        or None when there are none, or none that say so (a table written before they did)."""
+        found = text_files(self.spark, f"{self.out}/{INCIDENTS}/{COVERED}/part-*")
+        try:
+            covered = json.loads(found[0][1]) if len(found) == 1 else None
+        except ValueError:
+            covered = None
+        if not isinstance(covered, dict):
+            return None
+        return [row.asDict() for row in self.spark.read.parquet(f"{self.out}/{INCIDENTS}").collect()], covered
+
+    def write_incidents(self, run_id: str, frame: Any, covered: dict[str, Any]) -> None:
+        """Replace the incidents table under OUT with ``frame``, and ``covered`` (what the incidents were
+        found through, as JSON) in its folder's ``_covered``, which readers of the table skip. Both are
+        written under ``pending`` first and moved into place together: a run killed before leaves the old
+        table, one killed in the move leaves none, and the next run finds every incident again."""
+        pending = f"{self.base}/pending/{run_id}-{INCIDENTS}"
+        frame.coalesce(1).write.mode("overwrite").parquet(pending)
+        self.spark.createDataFrame([(json.dumps(covered),)], "value string").coalesce(1).write.mode("overwrite").text(
+            f"{pending}/{COVERED}"
+        )
+        fs, target = self._fs(), self._path(f"{self.out}/{INCIDENTS}")
+        fs.delete(target, True)
+        fs.mkdirs(target.getParent())
+        if not fs.rename(self._path(pending), target):
+            raise ZkstormError(f"could not move the incidents into {self.out}/{INCIDENTS}")
 
     def metric_table(self, name: str) -> Any | None:
         """Every committed row of metric table ``OUT/<name>``, or None if there is none."""
