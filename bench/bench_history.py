@@ -12,13 +12,20 @@ start, Spark session, job, report), timed from the outside.
    within ``FLAT`` of each other, the update's cost flat in the history's length), then a full rebuild
    of the 366 nights (``--full``) whose tables must equal the incremental run's.
 
-Usage: ``python -u bench/bench_history.py [--nights 365] [--partitions 100000] [--json FILE]``.
+With ``--standalone N`` every history runs on a Spark standalone cluster the benchmark starts on
+loopback from pyspark's own launcher (a master and N workers of one core each, ``tests/real/hadoop.py``),
+with ``--master spark://…``: what the cluster path costs on one machine, beside ``local[2]``'s figures.
+
+Usage: ``python -u bench/bench_history.py [--nights 365] [--partitions 100000] [--standalone N]
+[--json FILE]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import random
 import re
 import subprocess
@@ -29,7 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchlib import write_result
+from benchlib import REPO, write_result
 
 FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=UTC)
 GONE_NIGHTS = range(180, 183)  # the last broker is not registered on these nights
@@ -46,10 +53,17 @@ def zkstorm(*args: str) -> float:
 STAGE_LINE = re.compile(r"^zkstorm: info zkstorm\.progress: (.+): (\d+\.\d)s$", re.MULTILINE)
 
 
+MASTER: list[str] = []  # ``--master URL`` for every history run, with --standalone
+EXECUTOR_MEMORY = "3g"  # each one-core executor's, with --standalone (the local driver has 4g for both cores)
+
+
 def zkstorm_stages(*args: str) -> tuple[float, list[tuple[str, float]]]:
     """Seconds a whole ``zkstorm -v`` process took, and each stage's seconds as its log says."""
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "zkstorm.cli", "-v", *args], capture_output=True, text=True)
+    command = [sys.executable, "-m", "zkstorm.cli", "-v", *args]
+    if MASTER and args[0] == "history":
+        command += MASTER
+    done = subprocess.run(command, capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode:
         raise SystemExit(f"zkstorm {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
@@ -58,10 +72,22 @@ def zkstorm_stages(*args: str) -> tuple[float, list[tuple[str, float]]]:
 
 def bare_spark() -> float:
     """A process that starts the history's Spark session and counts one row: the floor under any job."""
-    code = "from zkstorm.jobs.spark import session; session('local[*]').range(1).count()"
+    master = MASTER[1] if MASTER else "local[*]"
+    code = f"from zkstorm.jobs.spark import session; session({master!r}).range(1).count()"
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
     return time.perf_counter() - started
+
+
+def standalone(folder: Path, workers: int) -> Any:
+    """A started standalone master and ``workers`` one-core workers; each history's executors get
+    ``EXECUTOR_MEMORY`` (``PYSPARK_SUBMIT_ARGS``, which pyspark's launcher reads)."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.real.hadoop import SparkStandalone
+
+    os.environ["PYSPARK_SUBMIT_ARGS"] = f"--conf spark.executor.memory={EXECUTOR_MEMORY} pyspark-shell"
+    return SparkStandalone(folder, cores=1, memory=EXECUTOR_MEMORY, workers=workers).start()
 
 
 def sandbox_snapshots(out: Path, count: int, scale: int) -> None:
@@ -201,13 +227,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nights", type=int, default=365)
     parser.add_argument("--partitions", type=int, default=100_000)
+    parser.add_argument("--standalone", type=int, metavar="N", help="run on a standalone master, N one-core workers")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     if args.nights <= MONTH:
         parser.error(f"--nights must be more than {MONTH}: the update at {MONTH} nights is compared with it")
     result: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch_dir:
+    with tempfile.TemporaryDirectory(prefix="zkstorm-bench-") as scratch_dir, contextlib.ExitStack() as stack:
         scratch = Path(scratch_dir)
+        if args.standalone:
+            cluster = standalone(scratch / "spark", args.standalone)
+            stack.callback(cluster.stop)
+            MASTER[:] = ["--master", cluster.url]
+            result["master"] = f"standalone, {args.standalone} workers of one core, {EXECUTOR_MEMORY} executors"
+            print(f"on {cluster.url}: {result['master']}", flush=True)
 
         small = scratch / "small"
         sandbox_snapshots(small, 2, scale=1)

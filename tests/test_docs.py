@@ -39,6 +39,7 @@ OTHER_TOOLS_OPTIONS = {
     "--shapes-only": "bench/bench_files.py",
     "--scales": "bench/bench_snapshot.py",
     "--nights": "bench/bench_history.py",
+    "--standalone": "bench/bench_history.py",
     "--help": "click, on every command",
 }
 

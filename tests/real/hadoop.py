@@ -51,9 +51,10 @@ def _spark_env() -> dict[str, str]:
 
 
 class SparkStandalone:
-    """A master and one worker of ``cores`` cores on loopback: ``url`` is the master's ``spark://``."""
+    """A master and ``workers`` workers of ``cores`` cores each on loopback: ``url`` is the master's
+    ``spark://``."""
 
-    def __init__(self, folder: Path, cores: int = 1, memory: str = "1g") -> None:
+    def __init__(self, folder: Path, cores: int = 1, memory: str = "1g", workers: int = 1) -> None:
         self.folder = folder
         self.port = harness.free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
@@ -69,32 +70,42 @@ class SparkStandalone:
              "--webui-port", str(harness.free_port()), "--properties-file", str(props)],
             log=folder / "master.log", cwd=folder, env=daemons,
         )  # fmt: skip
-        self.worker = harness.Daemon(
+        self.workers = [self._worker(n, launcher, cores, memory, str(props), daemons) for n in range(workers)]
+
+    def _worker(
+        self, n: int, launcher: str, cores: int, memory: str, props: str, env: dict[str, str]
+    ) -> harness.Daemon:
+        return harness.Daemon(
             "spark-worker",
             [launcher, "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1", "--cores", str(cores),
-             "--memory", memory, "--work-dir", str(folder / "work"), "--webui-port", str(harness.free_port()),
-             "--properties-file", str(props)],
-            log=folder / "worker.log", cwd=folder, env=daemons,
+             "--memory", memory, "--work-dir", str(self.folder / f"work{n}"), "--webui-port", str(harness.free_port()),
+             "--properties-file", props],
+            log=self.folder / ("worker.log" if n == 0 else f"worker{n}.log"), cwd=self.folder, env=env,
         )  # fmt: skip
 
+    @property
+    def worker(self) -> harness.Daemon:
+        return self.workers[0]
+
     def start(self) -> SparkStandalone:
-        for daemon in (self.master, self.worker):
+        for daemon in (self.master, *self.workers):
             Path(str(self.folder / "{token}.properties").replace("{token}", daemon.token)).write_text("")
         self.master.start()
         self.master.wait_ready(lambda: "Starting Spark master at" in _read(self.master.log), 120, "a master")
-        self.worker.start()
-        self.worker.wait_ready(
-            lambda: "Successfully registered with master" in _read(self.worker.log), 120, "registered"
-        )
+        for worker in self.workers:
+            worker.start()
+        for worker in self.workers:
+            worker.wait_ready(lambda w=worker: "Successfully registered with master" in _read(w.log), 120, "registered")
         return self
 
     def stop(self) -> None:
-        self.worker.stop()
+        for worker in self.workers:
+            worker.stop()
         self.master.stop()
 
     def executors_launched(self) -> int:
-        """How many executors the worker has started (its log's own lines): proof a job ran on it."""
-        return _read(self.worker.log).count("Asked to launch executor")
+        """How many executors the workers have started (their logs' own lines): proof a job ran on them."""
+        return sum(_read(worker.log).count("Asked to launch executor") for worker in self.workers)
 
 
 class MiniHdfs:
