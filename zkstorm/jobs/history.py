@@ -272,8 +272,14 @@ def _incidents(
             kept_ids = {s[1] for s in kept}
             new = [s for s in every if s[1] not in kept_ids]
             plan = recheck.plan(before, kept, new, error_days, recheck.spark_zone(spark))
-            found = incident_rules.find_incidents(plan.stretch(history, every), concurrently) if plan.after else []
-            return incident_rules.ordered(plan.merge(before, found)), len(plan.snapshots(every))
+            found = []
+            if plan.after:
+
+                def stretch(kind: str) -> History:
+                    return plan.stretch(history, every, kind)
+
+                found = incident_rules.find_incidents(history, concurrently, stretch)
+            return incident_rules.ordered(plan.merge(before, found)), plan.read(every, list(incident_rules.RULES))
     found = incident_rules.find_incidents(history, concurrently)
     if changes:
         taken: dict[str, list[datetime]] = {}

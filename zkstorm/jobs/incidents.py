@@ -3,7 +3,8 @@
 The history report opens with them, the terminal summary lists the newest, and ``--out`` keeps them
 as the ``incidents`` table: all three from the same ``Incident`` records. Each rule reads a snapshot
 fact or a metric the job has already computed (``History.computed``), aggregates in Spark down
-to a few rows per event and words them here. A new kind of incident is one function in ``RULES``.
+to a few rows per event and words them here. A new kind of incident is one function in ``RULES``, under
+its kind.
 Rules read only facts and metrics (``metrics.History``), never a snapshot's own tables.
 
 A state that lasts (a broker gone, a supervisor missing, partitions offline) is one incident from the
@@ -270,7 +271,9 @@ def partitions_offline(h: History) -> list[Incident]:
     from pyspark.sql import Window as W
 
     F = _F()
-    rows = offline.join(h.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
+    # read once: the runs and their topics both come from it (a run of a year is a year of topics)
+    snaps = F.broadcast(h.snaps.select("snapshot_id", "idx", "snapshot_time"))  # a row a snapshot: hashed
+    rows = offline.join(snaps, "snapshot_id").persist()
     per_snapshot = rows.groupBy("cluster", "root", "idx").agg(
         F.sum("offline").alias("total"), F.min("snapshot_time").alias("snapshot_time")
     )
@@ -282,12 +285,15 @@ def partitions_offline(h: History) -> list[Incident]:
         F.max("total").alias("worst"),
         F.max("idx").alias("end_idx"),
     )
-    in_run = rows.join(runs.select("cluster", "root", "idx", "run"), ["cluster", "root", "idx"])
+    # a snapshot's run: one row per snapshot, hashed beside the rows (a sort of a year's rows was most of it)
+    in_run = rows.join(F.broadcast(runs.select("cluster", "root", "idx", "run")), ["cluster", "root", "idx"])
     topics = _ranked(in_run, ["cluster", "root", "run"], "topic", "offline", amount="max").drop("total")
     after = h.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
     found = spans.join(topics, ["cluster", "root", "run"]).join(after, ["cluster", "end_idx"], "left")
+    runs_found = found.orderBy("cluster", "root", "started").collect()
+    rows.unpersist()
     out = []
-    for r in found.orderBy("cluster", "root", "started").collect():
+    for r in runs_found:
         ended = _utc(r["ended"]) if r["ended"] else None
         worst, snapshots, ranked = int(r["worst"]), int(r["snapshots"]), paired_with_previous(r["ranked"])
         span = plural(snapshots, "snapshot")
@@ -555,24 +561,35 @@ def _size(data_bytes: int) -> str:
     return f"{data_bytes:,} bytes"
 
 
-RULES: list[Callable[[History], list[Incident]]] = [
-    brokers_gone,
-    partitions_offline,
-    isr_shrinks,
-    leader_moves,
-    controller_moves,
-    kafka_migrations,
-    supervisors_missing,
-    topologies_gone,
-    error_bursts,
-    zookeeper_growth,
-]
+# each kind of incident and the rule that finds it
+RULES: dict[str, Callable[[History], list[Incident]]] = {
+    "broker_gone": brokers_gone,
+    "partitions_offline": partitions_offline,
+    "isr_shrink": isr_shrinks,
+    "leader_moves": leader_moves,
+    "controller_election": controller_moves,
+    "kafka_migrated": kafka_migrations,
+    "supervisor_missing": supervisors_missing,
+    "topology_gone": topologies_gone,
+    "error_burst": error_bursts,
+    "zookeeper_growth": zookeeper_growth,
+}
 
 
-def find_incidents(h: History, run_all: Callable[..., list[list[Incident]]] | None = None) -> list[Incident]:
+def find_incidents(
+    h: History,
+    run_all: Callable[..., list[list[Incident]]] | None = None,
+    history_for: Callable[[str], History] | None = None,
+) -> list[Incident]:
     """Every rule's incidents, oldest first (most severe first at the same time). ``run_all(apply,
-    RULES)`` runs the rules (the history job runs several at a time); one after the other by default."""
-    return ordered([incident for found in (run_all or _in_turn)(lambda rule: rule(h), RULES) for incident in found])
+    kinds)`` runs the rules (the history job runs several at a time); one after the other by default.
+    ``history_for(kind)``, when given, is the history a kind's rule reads instead of ``h`` (a nightly
+    run's stretch of it, ``jobs/recheck.py``)."""
+
+    def find(kind: str) -> list[Incident]:
+        return RULES[kind](history_for(kind) if history_for else h)
+
+    return ordered([incident for found in (run_all or _in_turn)(find, list(RULES)) for incident in found])
 
 
 def ordered(incidents: list[Incident]) -> list[Incident]:

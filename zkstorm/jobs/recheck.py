@@ -38,12 +38,17 @@ DAILY = frozenset({"error_burst"})
 @dataclass(frozen=True)
 class Recheck:
     """What a nightly run finds again. ``after``: per cluster with new snapshots, the time after which
-    its incidents start that are found again (None: all of its incidents); ``days``: per cluster, the days
-    (in Spark's time zone, ``zone``) whose error bursts are found again."""
+    its incidents start that are found again (None: all of its incidents); ``back``: per (cluster, kind)
+    of a lasting state still going on, an earlier such time for that kind alone; ``days``: per cluster,
+    the days (in Spark's time zone, ``zone``) whose error bursts are found again."""
 
     after: dict[str, datetime | None]
+    back: dict[tuple[str, str], datetime | None]
     days: dict[str, frozenset[date]]
     zone: tzinfo
+
+    def cutoff(self, cluster: str, kind: str) -> datetime | None:
+        return self.back.get((cluster, kind), self.after[cluster])
 
     def covers(self, incident: Incident) -> bool:
         """Whether this run finds ``incident`` again (so the kept copy goes, and a new one is kept)."""
@@ -51,30 +56,40 @@ class Recheck:
             return False
         if incident.kind in DAILY:
             return incident.started.astimezone(self.zone).date() in self.days.get(incident.cluster, frozenset())
-        cutoff = self.after[incident.cluster]
+        cutoff = self.cutoff(incident.cluster, incident.kind)
         return cutoff is None or incident.started > cutoff
 
-    def snapshots(self, every: list[tuple[str, str, datetime]]) -> list[str]:
-        """The ids of the snapshots the incidents are found again in: from each cutoff on."""
+    def snapshots(self, every: list[tuple[str, str, datetime]], kind: str) -> list[str]:
+        """The ids of the snapshots ``kind``'s incidents are found again in: from each cutoff on."""
         return sorted(
             snapshot_id
             for cluster, snapshot_id, at in every
-            if cluster in self.after and ((cutoff := self.after[cluster]) is None or at >= cutoff)
+            if cluster in self.after and ((cutoff := self.cutoff(cluster, kind)) is None or at >= cutoff)
         )
 
-    def stretch(self, h: History, every: list[tuple[str, str, datetime]]) -> History:
-        """``h`` cut down to the snapshots from each cutoff on (its facts and per-snapshot metrics too),
-        with ``h`` itself as the whole (``History.everything``) and the days of the error bursts."""
+    def read(self, every: list[tuple[str, str, datetime]], kinds: list[str]) -> int:
+        """How many snapshots the rules read: those of the longest stretch."""
+        return max((len(self.snapshots(every, kind)) for kind in kinds), default=0) if self.after else 0
+
+    def stretch(self, h: History, every: list[tuple[str, str, datetime]], kind: str) -> History:
+        """``h`` cut down to the snapshots ``kind``'s incidents are found again in (its facts and
+        per-snapshot metrics too), with ``h`` itself as the whole (``History.everything``) and the days of
+        the error bursts."""
         F = _F()
-        ids = self.snapshots(every)
+        ids = self.snapshots(every, kind)
         snaps = h.snaps.where(F.col("snapshot_id").isin(ids))
         times = snaps.select("cluster", "snapshot_time")
-        computed = {
-            name: table.join(times, ["cluster", "snapshot_time"], "left_semi")
-            if "snapshot_time" in table.columns
-            else table
-            for name, table in h.computed.items()
-        }
+        cutoffs = [self.cutoff(cluster, kind) for cluster in self.after]
+        # a per-snapshot table gets a file a night: a filter on the time skips the older nights' files
+        since = None if None in cutoffs else min(c for c in cutoffs if c is not None)
+
+        def cut(table: Any) -> Any:
+            if "snapshot_time" not in table.columns:
+                return table
+            recent = table if since is None else table.where(F.col("snapshot_time") >= F.lit(since))
+            return recent.join(times, ["cluster", "snapshot_time"], "left_semi")
+
+        computed = {name: cut(table) for name, table in h.computed.items()}
         return replace(h, facts=_Within(h.facts, ids), snaps=snaps, computed=computed, whole=h, error_days=self.days)
 
     def merge(self, kept: list[Incident], found: list[Incident]) -> list[Incident]:
@@ -104,25 +119,26 @@ def plan(
 ) -> Recheck:
     """The recheck of a nightly run: ``kept`` the incidents found through ``kept_snapshots`` (the facts
     kept before this run), ``new`` this run's snapshots, ``error_days`` the days of the new nights' errors
-    per cluster."""
+    per cluster. A lasting state still going on sends back only its own kind's cutoff, to the snapshot
+    before it started: a broker gone for good makes the brokers' rule read its months, not every rule."""
     taken: dict[str, list[datetime]] = {}
     for cluster, _, at in kept_snapshots:
         taken.setdefault(cluster, []).append(at)
     after: dict[str, datetime | None] = {}
+    back: dict[tuple[str, str], datetime | None] = {}
     for cluster in sorted({s[0] for s in new}):
         if cluster not in taken:
             after[cluster] = None  # a cluster first seen tonight: all of its incidents are new
             continue
-        cutoff: datetime | None = max(taken[cluster])
+        after[cluster] = max(taken[cluster])
         for incident in kept:
-            if incident.cluster == cluster and incident.ongoing and incident.kind not in DAILY:
-                before = [t for t in taken[cluster] if t < incident.started]
-                if not before:
-                    cutoff = None
-                    break
-                cutoff = min(cutoff, max(before)) if cutoff is not None else None
-        after[cluster] = cutoff
-    return Recheck(after, {c: d for c, d in error_days.items() if c in after}, zone)
+            if incident.cluster != cluster or not incident.ongoing or incident.kind in DAILY:
+                continue
+            before = [t for t in taken[cluster] if t < incident.started]
+            key = (cluster, incident.kind)
+            cutoff = back.get(key, after[cluster])
+            back[key] = None if not before or cutoff is None else min(cutoff, max(before))
+    return Recheck(after, back, {c: d for c, d in error_days.items() if c in after}, zone)
 
 
 def incident_of(row: dict[str, Any]) -> Incident:
