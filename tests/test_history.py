@@ -670,18 +670,21 @@ def test_a_nightly_run_appends_the_new_nights_rows_to_the_per_snapshot_tables(
     spark: Any, week: Path, result: Any, tmp_path: Path
 ) -> None:
     """On the week's history, one more night: each per-snapshot metric table keeps its files as they were
-    (not rewritten) and gains files holding the new night's rows alone, computed from its facts only."""
+    (not rewritten) and gains files holding the new night's rows alone, computed from its facts only. The
+    incidents table, damaged by hand, does not stop the night: its incidents are found again whole."""
     from pyspark.sql import functions as F
 
     from zkstorm.jobs.metrics import PER_SNAPSHOT
 
     snapshots, out = tmp_path / "snapshots", _weeks_history(result, tmp_path)
     shutil.copytree(week, snapshots)
+    for part in (out / "incidents").glob("part-*"):
+        part.write_bytes(b"not parquet")
     before = {name: _parts(out / name) for name in PER_SNAPSHOT}
     assert all(before.values())
     _a_later_night(snapshots, DAYS + 1)
     nightly = run_history(spark, str(snapshots), out=str(out))
-    assert nightly.mode == "incremental"
+    assert (nightly.mode, nightly.incidents_read) == ("incremental", DAYS + 1)  # every incident found again
     new_night = {str(_day(DAYS + 1)).replace("+00:00", "")}
     times = {}
     for name in PER_SNAPSHOT:

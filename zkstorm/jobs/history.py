@@ -267,8 +267,11 @@ def _incidents(
     stored = store.incidents() if (store is not None and kept and not changes) else None
     if stored is not None:
         rows, covered = stored
-        if covered == {"version": STORE_VERSION, "through": _through(kept), "changes": False}:
+        try:
             before = [recheck.incident_of(row) for row in rows]
+        except (TypeError, KeyError, ValueError):  # not rows of an Incident: found again whole
+            covered = {}
+        if covered == {"version": STORE_VERSION, "through": _through(kept), "changes": False}:
             kept_ids = {s[1] for s in kept}
             new = [s for s in every if s[1] not in kept_ids]
             plan = recheck.plan(before, kept, new, error_days, recheck.spark_zone(spark))

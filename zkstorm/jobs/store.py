@@ -236,7 +236,11 @@ class HistoryStore:
             covered = None
         if not isinstance(covered, dict):
             return None
-        return [row.asDict() for row in self.spark.read.parquet(f"{self.out}/{INCIDENTS}").collect()], covered
+        try:
+            rows = self.spark.read.parquet(f"{self.out}/{INCIDENTS}").collect()
+        except Exception:  # a damaged table is found again whole, and rewritten: it never blocks a night
+            return None
+        return [row.asDict() for row in rows], covered
 
     def write_incidents(self, run_id: str, frame: Any, covered: dict[str, Any]) -> None:
         """Replace the incidents table under OUT with ``frame``, and ``covered`` (what the incidents were
