@@ -72,6 +72,10 @@ CONTROLLER = [(1, 5), (1, 5), (2, 7), (2, 7), (2, 8)]
 ISR_T0 = [[1, 2, 3], [1, 2], [1, 2], [1, 2], [1, 2, 3]]
 LEADER_T1 = [2, 1, 1, 1, 1]
 TOPICS = [{"t"}, {"t"}, {"t", "u"}, {"t", "u"}, {"t"}]
+# partitions offline (no live leader; their one replica, broker 4, never registered), present only on the
+# nights they are: a run from night 1 on, across every nightly run's boundary, whose topics change (t's
+# are back after night 2, so a run that reads nights 3 and 4 knows of them only from the kept facts)
+OFFLINE = [set(), {("t", 2)}, {("t", 2), ("t", 3), ("u", 0)}, {("u", 0)}, {("u", 0)}]
 # ZooKeeper's subtrees per day: (znodes, data bytes); heartbeats quadruple on day 2, an old consumer
 # group's offsets appear on day 4
 USAGE = {
@@ -180,6 +184,16 @@ def _records(i: int) -> list[Any]:
                 offline=False, under_replicated=under, under_min_isr=False, at_min_isr=False,
                 preferred_leader=leader == 1, min_isr=1, min_isr_source="assumed", pending_deletion=False,
                 health="under_replicated" if under else "ok",
+            )
+        )  # fmt: skip
+    for topic, partition in sorted(OFFLINE[i]):
+        out.append(
+            KafkaPartition(
+                root="/kafka",
+                topic=topic, partition=partition, replicas=[4], adding_replicas=[], removing_replicas=[],
+                leader=-1, leader_epoch=0, isr=[4], controller_epoch=1, zk_version=0, leader_recovery_state=0,
+                offline=True, under_replicated=False, under_min_isr=False, at_min_isr=False,
+                preferred_leader=None, min_isr=1, min_isr_source="assumed", pending_deletion=False, health="offline",
             )
         )  # fmt: skip
     for (tid, component), days in COMPONENTS.items():
@@ -311,6 +325,10 @@ def test_incidents_name_what_happened_and_when(spark: Any, result: Any) -> None:
         (_day(2), "controller moved from broker 1 to broker 2 (2 elections)"),
         (_day(4), "controller re-elected on broker 2"),
     ]
+    (offline,) = _incidents(outcome, "partitions_offline")  # from night 1 on, three at most (night 2)
+    assert (offline.started, offline.ended, offline.snapshots, offline.count) == (_day(1), None, 4, 3)
+    assert offline.subjects == ["t", "u"]  # t's most at once (2, night 2), though none of t's since night 3
+    assert offline.summary.endswith("in 4 snapshots, still offline; topics t (2), u (1)")
     (burst,) = _incidents(outcome, "error_burst")
     assert burst.subjects == ["C", "C/sink"] and burst.count == 12
     assert "most common (12): java.net.ConnectException: Connection refused: redis-N:N" in burst.summary
@@ -534,7 +552,9 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     under-replicated partition's over all three). The runs kept are compacted into one. The incidents
     are found again from a cutoff on (``jobs/recheck.py``): the second run from the night before broker
     3 went (still gone after the first run), the third from the night before it, and the error burst whose
-    day's errors the second and third runs each saw half of is found whole."""
+    day's errors the second and third runs each saw half of is found whole. The partitions offline
+    from night 1 on are one incident, though each run saw a part of it and read only its own nights and the
+    one before: their fact carries the run."""
     from pyspark.testing import assertDataFrameEqual
 
     from zkstorm.jobs import store
@@ -553,7 +573,7 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     first = run_history(spark, str(snapshots), out=str(out))
     assert (first.mode, first.read, first.snapshots) == ("full (no earlier history under --out)", 2, 2)
     still = [i.kind for i in first.incidents if i.ongoing]
-    assert first.incidents_read == 2 and still == ["broker_gone", "supervisor_missing"]
+    assert first.incidents_read == 2 and still == ["broker_gone", "partitions_offline", "supervisor_missing"]
     nights(2, 3)
     second = run_history(spark, str(snapshots), out=str(out))
     assert (second.mode, second.read, second.snapshots) == ("incremental", 3, 4)  # 2 new + the one before

@@ -44,9 +44,23 @@ def test_a_lasting_state_still_going_on_sends_back_its_own_kind_alone() -> None:
 
 def test_a_state_going_on_since_the_first_snapshot_is_found_again_from_the_first() -> None:
     kept, new = _snapshots("c1", range(5)), _snapshots("c1", range(5, 6))
-    recheck = plan([_incident("c1", "partitions_offline", _night(0), ongoing=True)], kept, new, {}, UTC)
-    assert len(recheck.snapshots(kept + new, "partitions_offline")) == 6
+    recheck = plan([_incident("c1", "supervisor_missing", _night(0), ongoing=True)], kept, new, {}, UTC)
+    assert len(recheck.snapshots(kept + new, "supervisor_missing")) == 6
     assert len(recheck.snapshots(kept + new, "leader_moves")) == 2
+
+
+def test_partitions_offline_carry_their_run_so_a_year_long_one_reads_two_nights() -> None:
+    """Offline since night 0 of 100 (its fact carries the run, ``kafka_offline_runs``): read from the
+    newest kept night, the kept one found again, and the one found (begun before the cutoff, gone on past
+    it) kept in its place; an offline run that ended before stays as it was."""
+    kept, new = _snapshots("c1", range(100)), _snapshots("c1", range(100, 101))
+    going_on = _incident("c1", "partitions_offline", _night(0), ongoing=True)
+    over = _incident("c1", "partitions_offline", _night(50))
+    recheck = plan([going_on, over], kept, new, {}, UTC)
+    assert recheck.snapshots(kept + new, "partitions_offline") == ["c1@100", "c1@99"]
+    assert [recheck.covers(i) for i in (going_on, over)] == [True, False]
+    ended_tonight = _incident("c1", "partitions_offline", _night(0))
+    assert recheck.merge([going_on, over], [ended_tonight]) == [over, ended_tonight]
 
 
 def test_a_cluster_without_new_snapshots_keeps_its_incidents_and_a_new_one_finds_them_all() -> None:

@@ -264,34 +264,25 @@ def topologies_gone(h: History) -> list[Incident]:
 
 def partitions_offline(h: History) -> list[Incident]:
     """Consecutive snapshots with offline partitions (no live leader): the most at once, and the topics
-    with the most (each topic's largest count in the run)."""
-    offline = h.fact("kafka_offline_topics")
+    with the most (each topic's largest count in the run). A run's last snapshot says it whole
+    (``kafka_facts.kafka_offline_runs``), so the rule reads the runs' last snapshots' rows, however long a
+    run has gone on."""
+    offline = h.fact("kafka_offline_runs")
     if offline is None:
         return []
-    from pyspark.sql import Window as W
-
     F = _F()
-    # read once: the runs and their topics both come from it (a run of a year is a year of topics)
-    snaps = F.broadcast(h.snaps.select("snapshot_id", "idx", "snapshot_time"))  # a row a snapshot: hashed
-    rows = offline.join(snaps, "snapshot_id").persist()
-    per_snapshot = rows.groupBy("cluster", "root", "idx").agg(
-        F.sum("offline").alias("total"), F.min("snapshot_time").alias("snapshot_time")
+    run = ["cluster", "root", "since"]  # a run is its root's and starts once
+    rows = offline.join(F.broadcast(h.snaps.select("snapshot_id", "idx")), "snapshot_id")
+    last = rows.groupBy(*run).agg(F.max("idx").alias("idx"))
+    at_end = rows.join(F.broadcast(last), [*run, "idx"]).persist()
+    spans = at_end.groupBy(*run).agg(
+        F.max("streak").alias("snapshots"), F.max("worst").alias("worst"), F.max("idx").alias("end_idx")
     )
-    by_root = W.partitionBy("cluster", "root").orderBy("idx")
-    runs = per_snapshot.withColumn("run", F.col("idx") - F.row_number().over(by_root))
-    spans = runs.groupBy("cluster", "root", "run").agg(
-        F.min("snapshot_time").alias("started"),
-        F.count(F.lit(1)).alias("snapshots"),
-        F.max("total").alias("worst"),
-        F.max("idx").alias("end_idx"),
-    )
-    # a snapshot's run: one row per snapshot, hashed beside the rows (a sort of a year's rows was most of it)
-    in_run = rows.join(F.broadcast(runs.select("cluster", "root", "idx", "run")), ["cluster", "root", "idx"])
-    topics = _ranked(in_run, ["cluster", "root", "run"], "topic", "offline", amount="max").drop("total")
+    topics = _ranked(at_end, run, "topic", "offline", amount="max").drop("total")
     after = h.snaps.select("cluster", (F.col("idx") - 1).alias("end_idx"), F.col("snapshot_time").alias("ended"))
-    found = spans.join(topics, ["cluster", "root", "run"]).join(after, ["cluster", "end_idx"], "left")
+    found = spans.join(topics, run).join(after, ["cluster", "end_idx"], "left").withColumnRenamed("since", "started")
     runs_found = found.orderBy("cluster", "root", "started").collect()
-    rows.unpersist()
+    at_end.unpersist()
     out = []
     for r in runs_found:
         ended = _utc(r["ended"]) if r["ended"] else None

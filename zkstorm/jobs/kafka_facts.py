@@ -1,6 +1,6 @@
 """Kafka's facts: what the history keeps of each snapshot's Kafka tables (``facts`` says what a fact is):
 brokers and their restarts, the brokers replica lists name without a registration, the controller and
-its elections, partition health, runs of under-replication, offline topics, ISR shrinks, leader changes,
+its elections, partition health, runs of under-replication and of offline partitions, ISR shrinks, leader changes,
 topic churn, and where each cluster was read (ZooKeeper or its KRaft controllers).
 
 A Kafka row's ``root`` is its series' root (``inputs.kafka_series``): a cluster that moved from ZooKeeper
@@ -223,16 +223,83 @@ def kafka_under_replicated_ended(w: Window) -> Any | None:
     )
 
 
-def kafka_offline_topics(w: Window) -> Any | None:
-    """Per snapshot, each topic with offline partitions (no live leader), and how many."""
+def kafka_offline_runs(w: Window) -> Any | None:
+    """Each snapshot's run of offline partitions so far (consecutive snapshots of a root with a partition
+    that has no live leader), a row per topic offline at some snapshot of the run up to this one:
+    ``offline``, the most of the topic's partitions offline at once in the run so far (a topic that came
+    back keeps its row); ``worst``, the most of the root's; ``streak`` and ``since``, the run's snapshots so
+    far and its first one's time. A run that reaches back to the first snapshot read goes on from that
+    snapshot's kept rows, as the under-replicated runs do: a run's last snapshot says the whole run, so the
+    incident rule reads the new nights, not a run of a year (``incidents.partitions_offline``)."""
     p = w.table(KafkaPartition)
     if p is None:
         return None
-    F = _F()
-    return (
+    F, W = _F(), _window()
+    snaps = w.snaps.select("snapshot_id", "idx", "snapshot_time")
+    counts = (
         p.where(F.col("offline"))
         .groupBy("cluster", "snapshot_id", "root", "topic")
         .agg(F.count(F.lit(1)).alias("offline"))
+        .join(snaps.select("snapshot_id", "idx"), "snapshot_id")
+    )
+    totals = (
+        counts.groupBy("cluster", "snapshot_id", "root").agg(F.sum("offline").alias("total")).join(snaps, "snapshot_id")
+    )
+    by_root = W.partitionBy("cluster", "root").orderBy("idx")
+    in_run = W.partitionBy("cluster", "root", "run")
+    so_far = in_run.orderBy("idx").rowsBetween(W.unboundedPreceding, W.currentRow)
+    runs = (
+        totals.withColumn("run", F.col("idx") - F.row_number().over(by_root))
+        .withColumn("first_idx", F.min("idx").over(in_run))
+        .withColumn("since", F.min("snapshot_time").over(in_run))
+        .withColumn("worst", F.max("total").over(so_far))
+    )
+    streak = F.col("idx") - F.col("first_idx") + 1
+    since, worst = F.col("since"), F.col("worst")
+    topics = counts.select("cluster", "root", "idx", "topic", "offline")
+    kept = w.seen_at_context("kafka_offline_runs")
+    if kept is not None:
+        kept = kept.join(snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id")
+        run_so_far = kept.groupBy("cluster", "root", "kept_idx").agg(
+            F.max("since").alias("kept_since"), F.max("streak").alias("kept_streak"), F.max("worst").alias("kept_worst")
+        )
+        runs = runs.join(run_so_far, ["cluster", "root"], "left")
+        goes_on = F.col("first_idx") == F.col("kept_idx")
+        streak = F.when(goes_on, streak + F.col("kept_streak") - 1).otherwise(streak)
+        since = F.when(goes_on, F.col("kept_since")).otherwise(since)
+        worst = F.when(goes_on, F.greatest(worst, F.col("kept_worst"))).otherwise(worst)
+        # the kept topics, at the snapshot read first: those offline earlier in the run go on with it
+        topics = topics.unionByName(kept.select("cluster", "root", F.col("kept_idx").alias("idx"), "topic", "offline"))
+    runs = runs.select(
+        "cluster",
+        "snapshot_id",
+        "root",
+        "idx",
+        "run",
+        since.alias("since"),
+        streak.alias("streak"),
+        worst.alias("worst"),
+    )
+    topics = topics.join(runs.select("cluster", "root", "idx", "run"), ["cluster", "root", "idx"])
+    first = topics.groupBy("cluster", "root", "run", "topic").agg(F.min("idx").alias("topic_idx"))
+    counted = topics.groupBy("cluster", "root", "idx", "topic").agg(F.max("offline").alias("now"))
+    grid = (
+        runs.join(first, ["cluster", "root", "run"])
+        .where(F.col("idx") >= F.col("topic_idx"))
+        .join(counted, ["cluster", "root", "idx", "topic"], "left")
+    )
+    topic_so_far = (
+        W.partitionBy("cluster", "root", "run", "topic").orderBy("idx").rowsBetween(W.unboundedPreceding, W.currentRow)
+    )
+    return grid.select(
+        "cluster",
+        "snapshot_id",
+        "root",
+        "topic",
+        "since",
+        F.col("streak").cast("long").alias("streak"),
+        F.col("worst").cast("long").alias("worst"),
+        F.max("now").over(topic_so_far).cast("long").alias("offline"),
     )
 
 
@@ -303,7 +370,7 @@ KAFKA_FACTS = [
     Fact("kafka_partition_health", kafka_partition_health, (KafkaPartition,)),
     Fact("kafka_under_replicated", kafka_under_replicated, (KafkaPartition,)),
     Fact("kafka_under_replicated_ended", kafka_under_replicated_ended, (KafkaPartition,)),
-    Fact("kafka_offline_topics", kafka_offline_topics, (KafkaPartition,)),
+    Fact("kafka_offline_runs", kafka_offline_runs, (KafkaPartition,)),
     Fact("kafka_isr_shrinks", kafka_isr_shrinks, (KafkaPartition,)),
     Fact("kafka_leader_changes", kafka_leader_changes, (KafkaPartition,)),
     Fact("kafka_topic_churn", kafka_topic_churn, (KafkaTopic,)),

@@ -9,6 +9,9 @@ that start after a cutoff, in the snapshots from the cutoff on, and keeps the re
 - the cutoff is the newest snapshot the kept incidents were found through, or, when an incident was still
   going on there, the snapshot just before the oldest such one started: the new nights may end it or make
   it longer;
+- partitions offline carry their run in their fact (``kafka_facts.kafka_offline_runs``): the newest kept
+  snapshot says an ongoing run whole, so their cutoff stays there, and a run still going on there is found
+  again from it;
 - error bursts go by day: the days the new nights' errors fall on are found again, from every error of
   those days.
 
@@ -33,6 +36,8 @@ from .metrics import History
 
 # incidents that are a day's: found again for the days the new nights' errors fall on
 DAILY = frozenset({"error_burst"})
+# lasting states whose fact carries their run so far: found again from the newest kept snapshot
+CARRIED = frozenset({"partitions_offline"})
 
 
 @dataclass(frozen=True)
@@ -51,9 +56,13 @@ class Recheck:
         return self.back.get((cluster, kind), self.after[cluster])
 
     def covers(self, incident: Incident) -> bool:
-        """Whether this run finds ``incident`` again (so the kept copy goes, and a new one is kept)."""
+        """Whether this run finds ``incident`` again (so the kept copy goes, and a new one is kept). One
+        of a carried kind still going on at the cutoff is found again from there, so is every one it
+        finds of that kind: it went on to a snapshot read."""
         if incident.cluster not in self.after:
             return False
+        if incident.kind in CARRIED and incident.ongoing:
+            return True
         if incident.kind in DAILY:
             return incident.started.astimezone(self.zone).date() in self.days.get(incident.cluster, frozenset())
         cutoff = self.cutoff(incident.cluster, incident.kind)
@@ -93,8 +102,11 @@ class Recheck:
         return replace(h, facts=_Within(h.facts, ids), snaps=snaps, computed=computed, whole=h, error_days=self.days)
 
     def merge(self, kept: list[Incident], found: list[Incident]) -> list[Incident]:
-        """The kept incidents this run does not find again, and those it found that it covers."""
-        return [i for i in kept if not self.covers(i)] + [i for i in found if self.covers(i)]
+        """The kept incidents this run does not find again, and those it found that it covers (every
+        one of a carried kind: it reaches a snapshot read, so it began after the cutoff or went on past it)."""
+        return [i for i in kept if not self.covers(i)] + [
+            i for i in found if (i.kind in CARRIED and i.cluster in self.after) or self.covers(i)
+        ]
 
 
 @dataclass
@@ -132,7 +144,7 @@ def plan(
             continue
         after[cluster] = max(taken[cluster])
         for incident in kept:
-            if incident.cluster != cluster or not incident.ongoing or incident.kind in DAILY:
+            if incident.cluster != cluster or not incident.ongoing or incident.kind in DAILY | CARRIED:
                 continue
             before = [t for t in taken[cluster] if t < incident.started]
             key = (cluster, incident.kind)

@@ -47,8 +47,9 @@ STORE = "_history"
 # per-snapshot metric tables are appended to and committed with the run, so a store of 4 may sit beside
 # tables a later run cannot append to; and a Kafka cluster's series goes on across its move to KRaft, with
 # its ``kafka_sources`` fact; 6: the metrics that are a running state are folded night by night, from
-# facts that carry their state: ``storm_supervisor_status``, ``storm_busy_streaks``)
-VERSION = 6
+# facts that carry their state: ``storm_supervisor_status``, ``storm_busy_streaks``; 7: runs of offline
+# partitions carried night by night, ``kafka_offline_runs`` for ``kafka_offline_topics``)
+VERSION = 7
 COMPACT_AFTER = 8  # runs kept side by side before they are merged into one
 INCIDENTS = "incidents"  # the incidents table under OUT
 COVERED = "_covered"  # in its folder: what its incidents were found through (``recheck``)
@@ -130,6 +131,7 @@ class HistoryStore:
         which spares a nightly update a stage per fact."""
 
         def write(name: str) -> None:
+            self.spark.sparkContext.setJobDescription(f"fact {name}")  # names the job in Spark's UI
             rows = facts[name].repartition(partitions) if large else facts[name].coalesce(partitions)
             frame = rows.sortWithinPartitions("snapshot_id")
             frame.write.mode("overwrite").parquet(f"{self.base}/facts/{name}/run={run_id}")
@@ -160,6 +162,7 @@ class HistoryStore:
         rows = {name: frame for name, frame in tables.items() if frame is not None}
 
         def stage(name: str) -> None:
+            self.spark.sparkContext.setJobDescription(f"metric {name}")  # names the job in Spark's UI
             # as computed: coalesced to one file, all the work before it would run in one task (see ``write``)
             rows[name].write.mode("overwrite").parquet(f"{self.base}/pending/{run_id}/{name}")
 
