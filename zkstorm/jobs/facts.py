@@ -14,6 +14,7 @@ reads nothing. Storm's facts are in ``storm_facts``, Kafka's in ``kafka_facts``;
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -56,6 +57,7 @@ class Window:
     seen: Tables
     context: list[str] = field(default_factory=list)  # the kept snapshots read only to compare with
     kept: dict[str, Any] = field(default_factory=dict)
+    keeping: Any = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def table(self, record_type: type) -> Any | None:
         """The rows of the snapshot table of ``record_type`` (the one its writer names, ``table_name``)."""
@@ -71,11 +73,13 @@ class Window:
         return rows.where(_F().col("snapshot_id").isin(self.context))
 
     def keep(self, name: str, make: Callable[[], Any | None]) -> Any | None:
-        """What several facts compute from, computed once and cached (``release`` lets it go)."""
-        if name not in self.kept:
-            frame = make()
-            self.kept[name] = frame.persist() if frame is not None else None
-        return self.kept[name]
+        """What several facts compute from, computed once and cached (``release`` lets it go), whichever
+        writer's thread plans it first."""
+        with self.keeping:
+            if name not in self.kept:
+                frame = make()
+                self.kept[name] = frame.persist() if frame is not None else None
+            return self.kept[name]
 
     def release(self) -> None:
         for frame in self.kept.values():

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from zkstorm.errors import UsageError
 from zkstorm.export.objectstore import Staging
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs import recheck
-from zkstorm.jobs.facts import Window
+from zkstorm.jobs.facts import Fact, Window
 from zkstorm.jobs.incidents import Incident
 from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
 from zkstorm.jobs.metrics import FACTS, METRICS, PER_SNAPSHOT, SNAPSHOT_TABLES, History, Metric
@@ -72,13 +73,16 @@ class _Snapshots:
     readers: dict[str, int]
     frames: dict[str, Any] = field(default_factory=dict)
 
+    lock: Any = field(default_factory=threading.RLock)  # facts are planned in writers' threads
+
     def table(self, name: str) -> Any | None:
-        if name not in self.frames:
-            frame = self.selected.table(name, self.ids)
-            if frame is not None and self.readers.get(name, 0) > 1:
-                frame = frame.persist()
-            self.frames[name] = frame
-        return self.frames[name]
+        with self.lock:
+            if name not in self.frames:
+                frame = self.selected.table(name, self.ids)
+                if frame is not None and self.readers.get(name, 0) > 1:
+                    frame = frame.persist()
+                self.frames[name] = frame
+            return self.frames[name]
 
     def release(self) -> None:
         for frame in self.frames.values():
@@ -173,22 +177,25 @@ def _run(
         snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))
         window = Window(tables, snaps if small else broadcast(snaps), seen, sorted(context))
         new_ids = sorted(r.snapshot_id for r in new)
-        computed = {}
-        for fact in FACTS:
-            rows = fact.compute(window)
-            if rows is not None:
-                computed[fact.name] = rows.where(rows.snapshot_id.isin(new_ids))
+
+        def planned(fact: Fact) -> Callable[[], Any | None]:
+            def plan() -> Any | None:
+                rows = fact.compute(window)
+                return None if rows is None else rows.where(rows.snapshot_id.isin(new_ids))
+
+            return plan
+
         if store is not None:
             run_id, writers = _run_id(), SMALL_READ_WRITERS if small else 1
-            store.write(run_id, computed, writers=writers, large=not small)
+            schemas = store.write(run_id, {f.name: planned(f) for f in FACTS}, writers=writers, large=not small)
             latest = sorted(snapshot_id for _, snapshot_id in _newest(every).values())
             renewed = sorted({r.cluster for r in new})
-            written = History(store.written(run_id, list(computed)), frame, latest, renewed=renewed)
+            written = History(store.written(run_id, schemas), frame, latest, renewed=renewed)
             added = _per_snapshot_rows(written, full=not kept)
             folded = _folded_tables(store, written, full=not kept)
             store.commit(
                 run_id,
-                list(computed),
+                list(schemas),
                 [s for s in every if s[1] not in kept_ids],
                 replace_all=not kept,
                 tables={**added, **folded},
@@ -199,7 +206,8 @@ def _run(
             store.compact(_run_id(), PER_SNAPSHOT)
             facts = store
         else:
-            facts.frames = {name: rows.cache() for name, rows in computed.items()}
+            computed = {f.name: planned(f)() for f in FACTS}
+            facts.frames = {name: rows.cache() for name, rows in computed.items() if rows is not None}
         window.release()
         tables.release()
 
