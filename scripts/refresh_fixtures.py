@@ -5,7 +5,7 @@ gzipped (198 KB) so the checkout stays small; ``SHA256SUMS`` lists the digest of
 the source folder (for the gzipped one, of its decompressed bytes), and ``tests/test_fixture_copy.py``
 checks the copy against it.
 
-    python scripts/refresh_fixtures.py ../shared/fixtures
+    python scripts/refresh_fixtures.py PATH/TO/fixtures
 """
 
 from __future__ import annotations

@@ -1,23 +1,18 @@
 """Load the fixture cluster folders (tests/data/fixtures): their znodes, bytes and expected values.
 
-The folder is a copy of the shared fixture set kept inside the repository (tests/data/README.md), so a
-clone runs its tests alone; ``ZKSTORM_SHARED=DIR`` reads ``DIR/fixtures`` instead.
+The folder is a copy of the fixture set kept inside the repository (tests/data/README.md): the tests
+read it and nothing outside the clone, so a clone runs its tests alone.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FIXTURES = (
-    Path(os.environ["ZKSTORM_SHARED"]) / "fixtures"
-    if os.environ.get("ZKSTORM_SHARED")
-    else Path(__file__).resolve().parent / "data" / "fixtures"
-)
+FIXTURES = Path(__file__).resolve().parent / "data" / "fixtures"
 
 STORM_FOLDERS = ("storm2", "storm1", "encodings", "legacy09")
 KAFKA_FOLDERS = ("cluster-2x-chroot", "cluster-08-root", "migrated-kraft", "corrupt")
@@ -50,12 +45,8 @@ def expected(system: str, name: str) -> dict[str, Any]:
 
 
 def zkfiles_expected() -> dict[str, Any]:
-    """zkfiles/expected.json: gzipped in the repository's copy, plain in a shared folder."""
-    base = FIXTURES / "zkfiles"
-    packed = base / "expected.json.gz"
-    if packed.is_file():
-        return json.loads(gzip.decompress(packed.read_bytes()))
-    return json.loads((base / "expected.json").read_text())
+    """zkfiles/expected.json, kept gzipped in the repository's copy (tests/data/README.md)."""
+    return json.loads(gzip.decompress((FIXTURES / "zkfiles" / "expected.json.gz").read_bytes()))
 
 
 def all_clusters() -> list[tuple[str, str]]:
