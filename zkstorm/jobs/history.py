@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from zkstorm.errors import UsageError
@@ -146,7 +147,8 @@ def _run(
     kept, mode = _kept(store, selected, full=full, window=since_or_until)
     kept_ids = {s[1] for s in kept}
     new = [r for r in selected.snapshots if r.snapshot_id not in kept_ids]
-    every = kept + [(r.cluster, r.snapshot_id, r.snapshot_time) for r in new]
+    arriving = [(r.cluster, r.snapshot_id, r.snapshot_time) for r in new]
+    every = kept + arriving
     result = HistoryResult(
         snapshots=len(every),
         clusters=sorted({s[0] for s in every}),
@@ -177,17 +179,10 @@ def _run(
         snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))
         window = Window(tables, snaps if small else broadcast(snaps), seen, sorted(context))
         new_ids = sorted(r.snapshot_id for r in new)
-
-        def planned(fact: Fact) -> Callable[[], Any | None]:
-            def plan() -> Any | None:
-                rows = fact.compute(window)
-                return None if rows is None else rows.where(rows.snapshot_id.isin(new_ids))
-
-            return plan
-
+        planned = {fact.name: partial(_new_rows, fact, window, new_ids) for fact in FACTS}
         if store is not None:
             run_id, writers = _run_id(), SMALL_READ_WRITERS if small else 1
-            schemas = store.write(run_id, {f.name: planned(f) for f in FACTS}, writers=writers, large=not small)
+            schemas = store.write(run_id, planned, writers=writers, large=not small)
             latest = sorted(snapshot_id for _, snapshot_id in _newest(every).values())
             renewed = sorted({r.cluster for r in new})
             written = History(store.written(run_id, schemas), frame, latest, renewed=renewed)
@@ -196,7 +191,7 @@ def _run(
             store.commit(
                 run_id,
                 list(schemas),
-                [s for s in every if s[1] not in kept_ids],
+                arriving,
                 replace_all=not kept,
                 tables={**added, **folded},
                 replacing=list(folded) if kept else [*added, *folded],  # a full rebuild replaces them all
@@ -206,7 +201,7 @@ def _run(
             store.compact(_run_id(), PER_SNAPSHOT)
             facts = store
         else:
-            computed = {f.name: planned(f)() for f in FACTS}
+            computed = {name: plan() for name, plan in planned.items()}
             facts.frames = {name: rows.cache() for name, rows in computed.items() if rows is not None}
         window.release()
         tables.release()
@@ -235,7 +230,7 @@ def _run(
             history.computed[metric.name] = table
     progress.stage(f"incidents ({steps - bool(html)}/{steps})")
     result.incidents, result.incidents_read = _incidents(
-        history, store, kept, every, new_error_days, changes=changes, spark=spark
+        history, store, kept, arriving, new_error_days, changes=changes, spark=spark
     )
     for table in history.computed.values():
         table.unpersist()
@@ -262,27 +257,26 @@ def _incidents(
     history: History,
     store: HistoryStore | None,
     kept: list[tuple[str, str, datetime]],
-    every: list[tuple[str, str, datetime]],
+    arriving: list[tuple[str, str, datetime]],
     error_days: dict[str, frozenset[date]],
     *,
     changes: str | None,
     spark: Any,
 ) -> tuple[list[Incident], int]:
-    """Every incident of the history, and how many snapshots the rules read to find them. A nightly run
-    whose store keeps the incidents found through the snapshots it kept finds again only those its new
-    snapshots may change (``jobs/recheck.py``); otherwise every incident is found, and with ``changes``
+    """Every incident of the history (``kept`` snapshots and this run's ``arriving`` ones), and how many
+    snapshots the rules read to find them. A nightly run whose store keeps the incidents found through
+    the snapshots it kept finds again only those its new snapshots may change (``jobs/recheck.py``); otherwise every incident is found, and with ``changes``
     timed by its logs."""
+    every = kept + arriving
     stored = store.incidents() if (store is not None and kept and not changes) else None
     if stored is not None:
         rows, covered = stored
         try:
-            before = [recheck.incident_of(row) for row in rows]
+            before = [Incident.from_row(row) for row in rows]
         except (TypeError, KeyError, ValueError):  # not rows of an Incident: found again whole
             covered = {}
         if covered == {"version": STORE_VERSION, "through": _through(kept), "changes": False}:
-            kept_ids = {s[1] for s in kept}
-            new = [s for s in every if s[1] not in kept_ids]
-            plan = recheck.plan(before, kept, new, error_days, recheck.spark_zone(spark))
+            plan = recheck.plan(before, kept, arriving, error_days, recheck.spark_zone(spark))
             found = []
             if plan.after:
 
@@ -299,6 +293,13 @@ def _incidents(
         times = incident_rules.read_change_times(spark, changes)
         found = incident_rules.timed_by_changes(found, times, taken)
     return found, len(every)
+
+
+def _new_rows(fact: Fact, window: Window, new_ids: list[str]) -> Any | None:
+    """``fact``'s rows of the new snapshots (the window has the kept one before them too, to compare
+    with); planned when called, in the thread that writes it (``HistoryStore.write``)."""
+    rows = fact.compute(window)
+    return None if rows is None else rows.where(rows.snapshot_id.isin(new_ids))
 
 
 def _through(snapshots: list[tuple[str, str, datetime]]) -> dict[str, list[str]]:

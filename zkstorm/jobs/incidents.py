@@ -60,6 +60,16 @@ class Incident:
     exact: bool = False  # started and ended are the txns' own times, from a changes dataset
 
     @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Incident:
+        """An incident from a row of the ``incidents`` table (``frame`` writes them; Spark's naive local
+        times made UTC)."""
+        values = dict(row)
+        values["started"] = _utc(values["started"])
+        values["ended"] = _utc(values["ended"]) if values["ended"] is not None else None
+        values["subjects"] = list(values["subjects"] or [])
+        return cls(**values)
+
+    @classmethod
     def between_two(cls, **what: Any) -> Incident:
         """What happened between a snapshot and the one before it (an election, a burst, a growth): seen
         in that one snapshot, not a lasting state that ends."""

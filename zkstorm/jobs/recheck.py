@@ -153,17 +153,6 @@ def plan(
     return Recheck(after, back, {c: d for c, d in error_days.items() if c in after}, zone)
 
 
-def incident_of(row: dict[str, Any]) -> Incident:
-    """An ``Incident`` from a row of the ``incidents`` table (Spark's naive local times made UTC)."""
-    from .incidents import _utc
-
-    values = dict(row)
-    values["started"] = _utc(values["started"])
-    values["ended"] = _utc(values["ended"]) if values["ended"] is not None else None
-    values["subjects"] = list(values["subjects"] or [])
-    return Incident(**values)
-
-
 def error_days(errors: Any | None) -> dict[str, frozenset[date]]:
     """Per cluster, the days (``to_date`` in Spark's time zone, as ``incidents.error_bursts`` makes them)
     of the errors in ``errors`` (the new nights' ``storm_errors_unique``)."""
