@@ -214,6 +214,7 @@ def _run(
     def metric_table(metric: Metric) -> tuple[Any, int, ChartData]:
         # committed with the facts, whole: appended to, or folded
         appended = store is not None and (metric.per_snapshot or metric.fold is not None)
+        spark.sparkContext.setJobDescription(f"metric {metric.name}")  # names its jobs in Spark's UI
         table = store.metric_table(metric.name) if appended else metric.compute(history)  # type: ignore[union-attr]
         if table is None:
             return None, 0, empty(metric.name, metric.system, metric.title)
@@ -221,6 +222,7 @@ def _run(
         rows = table.count()
         if out and not appended:
             table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
+        spark.sparkContext.setJobDescription(f"chart {metric.name}")
         return table, rows, summarize(metric.name, metric.system, metric.title, table, rows)
 
     for metric, (table, rows, chart) in zip(METRICS, concurrently(metric_table, METRICS), strict=True):
@@ -265,8 +267,8 @@ def _incidents(
 ) -> tuple[list[Incident], int]:
     """Every incident of the history (``kept`` snapshots and this run's ``arriving`` ones), and how many
     snapshots the rules read to find them. A nightly run whose store keeps the incidents found through
-    the snapshots it kept finds again only those its new snapshots may change (``jobs/recheck.py``); otherwise every incident is found, and with ``changes``
-    timed by its logs."""
+    the snapshots it kept finds again only those its new snapshots may change (``jobs/recheck.py``);
+    otherwise every incident is found, and with ``changes`` timed by its logs."""
     every = kept + arriving
     stored = store.incidents() if (store is not None and kept and not changes) else None
     if stored is not None:

@@ -588,7 +588,9 @@ def find_incidents(
     run's stretch of it, ``jobs/recheck.py``)."""
 
     def find(kind: str) -> list[Incident]:
-        return RULES[kind](history_for(kind) if history_for else h)
+        history = history_for(kind) if history_for else h
+        history.snaps.sparkSession.sparkContext.setJobDescription(f"incidents {kind}")  # names Spark's jobs
+        return RULES[kind](history)
 
     return ordered([incident for found in (run_all or _in_turn)(find, list(RULES)) for incident in found])
 
