@@ -41,10 +41,10 @@ pytestmark = pytest.mark.spark  # every test here starts Spark (spark-submit, or
 REPO = Path(__file__).resolve().parents[2]
 NIGHTS = 5  # nights 0-2 in the full run, 3-4 added by the incremental one
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-# The executors' JVMs on the client compiler alone, as the drivers' are (``SPARK_SUBMIT_OPTS``,
-# ``tests/conftest.py``) and the harness's daemons: each lives for one short job, whose compiling with C2 costs
+# The executors' JVMs on the client compiler alone and the parallel collector, as the drivers' are
+# (``SPARK_SUBMIT_OPTS``, ``tests/conftest.py``): each lives for one short job, whose compiling with C2 costs
 # more than it gains (the s3a test's two runs, driver and executor: 142 s -> 114 s)
-CLIENT_COMPILER = ["spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1"]
+CLIENT_COMPILER = ["spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"]
 
 
 def documented_submit() -> list[str]:
