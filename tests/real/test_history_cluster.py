@@ -171,25 +171,34 @@ class Pipeline:
         return self
 
 
+def _full_then_incremental(
+    standalone: SparkStandalone, package: Path, put: Callable[[range], None], where: str, *conf: str
+) -> Pipeline:
+    """Three nights ``put`` under ``where``/zkstorm and a full run, then two more and an incremental run,
+    the history written to ``where``/zkstorm-history."""
+    snapshots, history = f"{where}/zkstorm", f"{where}/zkstorm-history"
+    put(range(3))
+    first = _run(standalone, package, snapshots, history, *conf)
+    put(range(3, NIGHTS))
+    second = _run(standalone, package, snapshots, history, *conf)
+    return Pipeline(first, second, history)
+
+
 def _s3a_pipeline(standalone: SparkStandalone, package: Path, s3: tuple[S3Server, str]) -> Pipeline:
     """Snapshots written to ``s3a://`` by the snapshot writer (pyarrow, the same bucket and keys), the
-    history read and written by the executors through S3A (hadoop-aws from ``--packages``), full then
-    incremental."""
+    history read and written by the executors through S3A (hadoop-aws from ``--packages``)."""
     server, bucket = s3
-    snapshots, history = f"s3a://{bucket}/zkstorm", f"s3a://{bucket}/zkstorm-history"
     endpoint = (f"spark.hadoop.fs.s3a.endpoint={server.endpoint}", "spark.hadoop.fs.s3a.path.style.access=true")
-    _write_nights(snapshots, range(3))
-    first = _run(standalone, package, snapshots, history, *endpoint)
-    _write_nights(snapshots, range(3, NIGHTS))
-    second = _run(standalone, package, snapshots, history, *endpoint)
-    return Pipeline(first, second, history)
+
+    def put(nights: range) -> None:
+        _write_nights(f"s3a://{bucket}/zkstorm", nights)
+
+    return _full_then_incremental(standalone, package, put, f"s3a://{bucket}", *endpoint)
 
 
 def _hdfs_pipeline(standalone: SparkStandalone, package: Path, hdfs: MiniHdfs, local: Path) -> Pipeline:
     """Snapshots written locally and put on HDFS with ``hdfs dfs -put`` (tables first, the manifests that
-    commit them last, as the docs say), the history written to HDFS by the executors, full then
-    incremental."""
-    snapshots, history = f"{hdfs.url}/zkstorm", f"{hdfs.url}/zkstorm-history"
+    commit them last, as the docs say), the history written to HDFS by the executors."""
     done = hdfs.shell("-mkdir", "-p", "/zkstorm/_manifests")
     assert done.returncode == 0, done.stderr[-2000:]
 
@@ -203,11 +212,7 @@ def _hdfs_pipeline(standalone: SparkStandalone, package: Path, hdfs: MiniHdfs, l
             done = hdfs.shell(*step)
             assert done.returncode == 0, done.stderr[-2000:]
 
-    put(range(3))
-    first = _run(standalone, package, snapshots, history)
-    put(range(3, NIGHTS))
-    second = _run(standalone, package, snapshots, history)
-    return Pipeline(first, second, history)
+    return _full_then_incremental(standalone, package, put, hdfs.url)
 
 
 @pytest.fixture(scope="module")
