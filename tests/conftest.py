@@ -33,6 +33,7 @@ from kazoo.client import KazooClient
 
 from tests.fixtures import SERVER_NODES, manifest
 from tests.s3server import S3Server
+from zkstorm.jobs.spark import BRIEF_RUN_JVM
 from zkstorm.sandbox.server import ZkServer
 
 # kazoo's connection thread draws its ping jitter from the global ``random`` each time it wakes
@@ -50,7 +51,7 @@ kazoo_connection.random = random.Random()  # type: ignore[assignment]
 # serves every Spark test of its worker, where C2's code pays (tests/test_history.py alone: 261 s with it,
 # 310 s without). Spark's launcher adds ``SPARK_SUBMIT_OPTS`` to the driver's command line; a setting of the
 # caller's own is kept.
-ONE_RUN_DRIVER = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+ONE_RUN_DRIVER = BRIEF_RUN_JVM  # the client compiler, its code cache as large as the tiered default's
 os.environ.setdefault("SPARK_SUBMIT_OPTS", ONE_RUN_DRIVER)
 
 SASL_USER, SASL_PASSWORD = "zkstorm", "sasl-s3cret"

@@ -1291,3 +1291,6 @@ def test_a_nightly_update_starts_its_jvm_for_a_short_run(tmp_path: Path) -> None
     brief = session_conf(None, "zkstorm-history", brief=True).get("spark.driver.extraJavaOptions")
     assert BRIEF_RUN_JVM in brief and "log4j2.configurationFile" in brief
     assert BRIEF_RUN_JVM not in session_conf(None, "zkstorm-history").get("spark.driver.extraJavaOptions")
+    # on the client compiler alone the JVM reserves 48 MiB for compiled code, which an update fills (the
+    # compiler is then switched off): the short run reserves the tiered default's 240 MiB
+    assert "-XX:TieredStopAtLevel=1" in brief and "-XX:ReservedCodeCacheSize=240m" in brief

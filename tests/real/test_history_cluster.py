@@ -35,16 +35,18 @@ from tests.real.hadoop import HADOOP_AWS, HADOOP_PROFILE, MiniHdfs, SparkStandal
 from tests.real.hadoop import spark_submit as submit
 from tests.s3server import S3Server
 from zkstorm.export.parquet import Snapshot
+from zkstorm.jobs.spark import BRIEF_RUN_JVM
 
 pytestmark = pytest.mark.spark  # every test here starts Spark (spark-submit, or the CLI's own session)
 
 REPO = Path(__file__).resolve().parents[2]
 NIGHTS = 5  # nights 0-2 in the full run, 3-4 added by the incremental one
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-# The executors' JVMs on the client compiler alone and the parallel collector, as the drivers' are
-# (``SPARK_SUBMIT_OPTS``, ``tests/conftest.py``): each lives for one short job, whose compiling with C2 costs
-# more than it gains (the s3a test's two runs, driver and executor: 142 s -> 114 s)
-CLIENT_COMPILER = ["spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"]
+# The executors' JVMs as a brief run's driver's (``BRIEF_RUN_JVM``, ``SPARK_SUBMIT_OPTS`` in
+# ``tests/conftest.py``): the client compiler alone and the parallel collector. Each lives for one short
+# job, whose compiling with C2 costs more than it gains (the s3a test's two runs, driver and executor:
+# 142 s -> 114 s)
+CLIENT_COMPILER = [f"spark.executor.extraJavaOptions={BRIEF_RUN_JVM}"]
 
 
 def documented_submit() -> list[str]:

@@ -28,7 +28,13 @@ appender.stderr.layout.pattern = zkstorm: spark %p %c{1}: %m%n
 # update of night 31 of the benchmark's 100,000-partition history (bench/bench_history.py's nights), three
 # runs each: 34.6-34.8 s by default, 30.5-30.6 s on C1 alone, 27.1-29.1 s with both. A long run (a full
 # rebuild of a year) keeps the JVM's defaults: there C2's faster code pays back its compiling.
-BRIEF_RUN_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC"
+#
+# On the client compiler alone the JVM reserves 48 MiB for compiled code (C2's tiers reserve 240 MiB), and a
+# nightly update fills it: "CodeCache is full. Compiler has been disabled." in the Spark log, 37 s into an
+# update, and every method first called after that stays interpreted. So the short run reserves as much as
+# the tiered default. Measured, cold, the update at night 366 of the same history: 48.7 s with 48 MiB
+# (JVM CPU 76.7 s), 43.7 s with 240 MiB (67.7 s); at night 31, 44.9 s and 42.7 s.
+BRIEF_RUN_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseParallelGC"
 
 
 def session(master: str | None = None, app_name: str = "zkstorm-history", *, brief: bool = False) -> Any:
