@@ -1030,6 +1030,44 @@ def test_the_snapshot_a_new_one_is_compared_with_is_the_one_just_before_it_in_ti
 # --- two clusters of each system on one ensemble ----------------------------------------------------------
 
 
+def test_a_read_of_few_snapshots_looks_their_columns_up_as_the_join_with_the_snapshot_frame_gives_them(
+    spark: Any,
+) -> None:
+    """A nightly update reads few snapshots, and each row gets its snapshot's columns from a map in the plan
+    (``Window.with_snapshot``); a read of many joins the snapshot frame. Both give each row the same
+    columns, a ``next_id`` only where the next snapshot is read, and drop rows of snapshots not read."""
+    from pyspark.testing import assertDataFrameEqual
+
+    from zkstorm.jobs.facts import SNAPSHOT_COLUMNS, Window, snapshot_lookups
+    from zkstorm.jobs.inputs import snapshot_frame, snapshot_rows
+
+    at = datetime(2026, 3, 1, 2, 30, tzinfo=UTC)
+    every = [("c1", "a", at), ("c1", "b", at + timedelta(days=1)), ("c1", "c", at + timedelta(days=2)), ("c2", "x", at)]
+    reading = {"b", "c", "x"}  # "a" is kept, not read: b's previous snapshot all the same
+    rows = spark.createDataFrame([("b", 1), ("c", 2), ("x", 3), ("a", 4)], "snapshot_id string, v int")
+    frame = snapshot_frame(spark, every)
+    joined = Window(None, frame.where(frame.snapshot_id.isin(sorted(reading))), None)  # type: ignore[arg-type]
+    looked_up = Window(
+        None,  # type: ignore[arg-type]
+        None,
+        None,  # type: ignore[arg-type]
+        lookups=snapshot_lookups([row for row in snapshot_rows(every) if row[1] in reading]),
+    )
+    day = timedelta(days=1)
+    expected = spark.createDataFrame(
+        [
+            ("b", 1, "c1", at + day, 1, "a", "c"),
+            ("c", 2, "c1", at + 2 * day, 2, "b", None),
+            ("x", 3, "c2", at, 0, None, None),
+        ],
+        "snapshot_id string, v int, cluster string, snapshot_time timestamp, idx int, prev_id string, next_id string",
+    )
+    for window in (joined, looked_up):
+        got = window.with_snapshot(rows, *SNAPSHOT_COLUMNS)
+        assert got.columns == ["snapshot_id", "v", *SNAPSHOT_COLUMNS]
+        assertDataFrameEqual(got, expected)
+
+
 def _two_roots_records(day: int) -> list[Any]:
     """Day 1: broker 3 of the Kafka at /kafka is gone and leaves t-0's ISR, supervisor h1 of the Storm
     at /storm-staging is missing; their namesakes under the other roots (/kafka-b, /storm) stay."""

@@ -26,10 +26,10 @@ from zkstorm.errors import UsageError
 from zkstorm.export.objectstore import Staging
 from zkstorm.jobs import incidents as incident_rules
 from zkstorm.jobs import recheck
-from zkstorm.jobs.facts import Fact, Window
+from zkstorm.jobs.facts import LOOKUP_SNAPSHOTS, Fact, Window, snapshot_lookups
 from zkstorm.jobs.incidents import Incident
-from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame
-from zkstorm.jobs.metrics import FACTS, METRICS, PER_SNAPSHOT, SNAPSHOT_TABLES, History, Metric
+from zkstorm.jobs.inputs import SnapshotSet, snapshot_frame, snapshot_rows
+from zkstorm.jobs.metrics import COLUMNS_READ, FACTS, METRICS, PER_SNAPSHOT, SNAPSHOT_TABLES, History, Metric
 from zkstorm.jobs.report import ChartData, empty, html_page, incident_line, summarize, summary_line
 from zkstorm.jobs.store import STORE, HistoryStore
 from zkstorm.jobs.store import VERSION as STORE_VERSION
@@ -72,6 +72,7 @@ class _Snapshots:
     selected: SnapshotSet
     ids: set[str]
     readers: dict[str, int]
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the columns read, where few are
     frames: dict[str, Any] = field(default_factory=dict)
 
     lock: Any = field(default_factory=threading.RLock)  # facts are planned in writers' threads
@@ -80,6 +81,8 @@ class _Snapshots:
         with self.lock:
             if name not in self.frames:
                 frame = self.selected.table(name, self.ids)
+                if frame is not None and name in self.columns:
+                    frame = frame.select(*self.columns[name])
                 if frame is not None and self.readers.get(name, 0) > 1:
                     frame = frame.persist()
                 self.frames[name] = frame
@@ -174,10 +177,12 @@ def _run(
             sum(r.rows.get(t, 0) for r in selected.snapshots if r.snapshot_id in reading for t in SNAPSHOT_TABLES),
         )
         readers = {t: sum(t in fact.tables for fact in FACTS) for t in SNAPSHOT_TABLES}
-        tables = _Snapshots(selected, reading, readers)
+        tables = _Snapshots(selected, reading, readers, COLUMNS_READ)
         seen = store if (store is not None and kept) else _Facts()  # a full rebuild de-duplicates afresh
         snaps = frame.where(frame.snapshot_id.isin(sorted(reading)))
-        window = Window(tables, snaps if small else broadcast(snaps), seen, sorted(context))
+        read_rows = [row for row in snapshot_rows(every) if row[1] in reading]
+        lookups = snapshot_lookups(read_rows) if small and len(read_rows) <= LOOKUP_SNAPSHOTS else None
+        window = Window(tables, snaps if small else broadcast(snaps), seen, sorted(context), lookups=lookups)
         new_ids = sorted(r.snapshot_id for r in new)
         planned = {fact.name: partial(_new_rows, fact, window, new_ids) for fact in FACTS}
         if store is not None:

@@ -220,11 +220,9 @@ def text_files(spark: Any, pattern: str) -> list[tuple[str, str]]:
         raise
 
 
-def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> Any:
-    """One row per (cluster, snapshot_id, snapshot_time), in time order within each cluster: ``idx`` its
-    position from 0, ``prev_id`` the snapshot before it (null for the first)."""
-    from pyspark.sql import types as T
-
+def snapshot_rows(snapshots: list[tuple[str, str, datetime]]) -> list[tuple[str, str, datetime, int, str | None]]:
+    """(cluster, snapshot_id, snapshot_time, idx, prev_id) per snapshot, in time order within each cluster
+    (``snapshot_frame``'s rows)."""
     rows = []
     position: dict[str, int] = {}
     previous: dict[str, str] = {}
@@ -233,6 +231,14 @@ def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> An
         position[cluster] = index + 1
         rows.append((cluster, snapshot_id, at, index, previous.get(cluster)))
         previous[cluster] = snapshot_id
+    return rows
+
+
+def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> Any:
+    """One row per (cluster, snapshot_id, snapshot_time), in time order within each cluster: ``idx`` its
+    position from 0, ``prev_id`` the snapshot before it (null for the first)."""
+    from pyspark.sql import types as T
+
     schema = T.StructType(
         [
             T.StructField("cluster", T.StringType(), False),
@@ -242,7 +248,7 @@ def snapshot_frame(spark: Any, snapshots: list[tuple[str, str, datetime]]) -> An
             T.StructField("prev_id", T.StringType(), True),
         ]
     )
-    return spark.createDataFrame(rows, schema)
+    return spark.createDataFrame(snapshot_rows(snapshots), schema)
 
 
 @functools.cache

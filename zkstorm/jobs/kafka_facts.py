@@ -35,14 +35,14 @@ def kafka_brokers(w: Window) -> Any | None:
     live = live.withColumn("registration", registration)
     restarts = (
         paired_with_previous(
-            live.select("cluster", "snapshot_id", "root", "broker_id", "registration"), w.snaps, ["broker_id"]
+            live.select("cluster", "snapshot_id", "root", "broker_id", "registration"), w, ["broker_id"]
         )
         .where(F.col("registration") != F.col("prev_registration"))
         .groupBy("snapshot_id", "root")
         .count()
         .withColumnRenamed("count", "restarts")
     )
-    brokers = churn(live, w.snaps, ["broker_id"], "brokers")
+    brokers = churn(live, w, ["broker_id"], "brokers")
     return brokers.join(restarts, ["snapshot_id", "root"], "left").fillna(0, ["restarts"])
 
 
@@ -72,7 +72,9 @@ def kafka_broker_impact(w: Window) -> Any | None:
     live = _live_brokers(w)
     if live is not None:  # only partitions naming a broker that is not registered: usually none
         registered = live.groupBy("snapshot_id", "root").agg(F.collect_set("broker_id").alias("registered"))
-        partitions = partitions.join(registered, ["snapshot_id", "root"], "left").where(
+        # a row per snapshot and root (and below, a row per broker), sent to every task: joined by key
+        # instead, a night's partitions were shuffled and sorted to meet them, the replicas into one task
+        partitions = partitions.join(F.broadcast(registered), ["snapshot_id", "root"], "left").where(
             F.col("registered").isNull() | (F.size(F.array_except("replicas", "registered")) > 0)
         )
     replicas = partitions.select(
@@ -80,7 +82,9 @@ def kafka_broker_impact(w: Window) -> Any | None:
     )
     if live is not None:
         replicas = replicas.join(
-            live.select("snapshot_id", "root", "broker_id"), ["snapshot_id", "root", "broker_id"], "left_anti"
+            F.broadcast(live.select("snapshot_id", "root", "broker_id")),
+            ["snapshot_id", "root", "broker_id"],
+            "left_anti",
         )
     return replicas.groupBy("cluster", "snapshot_id", "root", "broker_id").agg(
         F.count(F.lit(1)).alias("replica_of"),
@@ -97,9 +101,7 @@ def kafka_controller(w: Window) -> Any | None:
     if epochs is None and controllers is None:
         return None
     F, W = _F(), _window()
-    out = per_root(w.snaps, *(t for t in (controllers, epochs) if t is not None)).join(
-        w.snaps.select("snapshot_id", "idx"), "snapshot_id"
-    )
+    out = w.with_snapshot(per_root(w, *(t for t in (controllers, epochs) if t is not None)), "idx")
     if controllers is not None:
         controller = controllers.select("snapshot_id", "root", F.col("broker_id").alias("controller"))
         out = out.join(controller, ["snapshot_id", "root"], "left")
@@ -133,7 +135,7 @@ def kafka_partition_health(w: Window) -> Any | None:
         F.sum((F.col("preferred_leader") == F.lit(False)).cast("int")).alias("not_preferred_leader"),
         F.countDistinct("topic").alias("topics"),
     )
-    return per_root(w.snaps, per).join(per, ["snapshot_id", "root"]).fillna(0)
+    return per_root(w, per).join(per, ["snapshot_id", "root"]).fillna(0)
 
 
 def _under_replicated_runs(w: Window) -> Any | None:
@@ -149,10 +151,10 @@ def _under_replicated_runs(w: Window) -> Any | None:
         if p is None:
             return None
         F, W = _F(), _window()
-        rows = (
-            p.where(F.col("under_replicated"))
-            .select("cluster", "snapshot_id", "root", "topic", "partition")
-            .join(w.snaps.select("snapshot_id", "idx", "snapshot_time"), "snapshot_id")
+        rows = w.with_snapshot(
+            p.where(F.col("under_replicated")).select("cluster", "snapshot_id", "root", "topic", "partition"),
+            "idx",
+            "snapshot_time",
         )
         by_partition = W.partitionBy("cluster", "root", "topic", "partition").orderBy("idx")
         by_run = W.partitionBy("cluster", "root", "topic", "partition", "run")  # clustered as by_partition
@@ -166,8 +168,14 @@ def _under_replicated_runs(w: Window) -> Any | None:
         since = F.col("first_time")
         kept = w.seen_at_context("kafka_under_replicated")
         if kept is not None:
-            kept = kept.join(w.snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id").select(
-                "cluster", "root", "topic", "partition", "kept_idx", F.col("since").alias("kept_since"), "streak"
+            kept = w.with_snapshot(kept, "idx").select(
+                "cluster",
+                "root",
+                "topic",
+                "partition",
+                F.col("idx").alias("kept_idx"),
+                F.col("since").alias("kept_since"),
+                "streak",
             )
             rows = rows.join(
                 kept.withColumnRenamed("streak", "kept_streak"), ["cluster", "root", "topic", "partition"], "left"
@@ -210,10 +218,10 @@ def kafka_under_replicated_ended(w: Window) -> Any | None:
         return None
     F = _F()
     ending = runs.where(F.col("next_idx").isNull() | (F.col("next_idx") != F.col("idx") + 1))
-    following = w.snaps.select("cluster", (F.col("idx") - 1).alias("idx"), F.col("snapshot_id").alias("ended_at"))
-    return ending.join(following, ["cluster", "idx"]).select(
+    ending = w.with_snapshot(ending, "next_id").where(F.col("next_id").isNotNull())
+    return ending.select(
         "cluster",
-        F.col("ended_at").alias("snapshot_id"),
+        F.col("next_id").alias("snapshot_id"),
         "root",
         "topic",
         "partition",
@@ -235,15 +243,14 @@ def kafka_offline_runs(w: Window) -> Any | None:
     if p is None:
         return None
     F, W = _F(), _window()
-    snaps = w.snaps.select("snapshot_id", "idx", "snapshot_time")
-    counts = (
+    counts = w.with_snapshot(
         p.where(F.col("offline"))
         .groupBy("cluster", "snapshot_id", "root", "topic")
-        .agg(F.count(F.lit(1)).alias("offline"))
-        .join(snaps.select("snapshot_id", "idx"), "snapshot_id")
+        .agg(F.count(F.lit(1)).alias("offline")),
+        "idx",
     )
-    totals = (
-        counts.groupBy("cluster", "snapshot_id", "root").agg(F.sum("offline").alias("total")).join(snaps, "snapshot_id")
+    totals = w.with_snapshot(
+        counts.groupBy("cluster", "snapshot_id", "root").agg(F.sum("offline").alias("total")), "idx", "snapshot_time"
     )
     by_root = W.partitionBy("cluster", "root").orderBy("idx")
     in_run = W.partitionBy("cluster", "root", "run")
@@ -259,7 +266,7 @@ def kafka_offline_runs(w: Window) -> Any | None:
     topics = counts.select("cluster", "root", "idx", "topic", "offline")
     kept = w.seen_at_context("kafka_offline_runs")
     if kept is not None:
-        kept = kept.join(snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id")
+        kept = w.with_snapshot(kept, "idx").withColumnRenamed("idx", "kept_idx")
         run_so_far = kept.groupBy("cluster", "root", "kept_idx").agg(
             F.max("since").alias("kept_since"), F.max("streak").alias("kept_streak"), F.max("worst").alias("kept_worst")
         )
@@ -312,7 +319,7 @@ def _isr_pairs(w: Window) -> Any | None:
         if p is None:
             return None
         columns = p.select("cluster", "snapshot_id", "root", "topic", "partition", "isr", "leader")
-        return with_previous(columns, w.snaps, ["topic", "partition"], ["isr", "leader"])
+        return with_previous(columns, w, ["topic", "partition"], ["isr", "leader"])
 
     return w.keep("isr_pairs", make)
 
@@ -325,7 +332,7 @@ def kafka_isr_shrinks(w: Window) -> Any | None:
     F = _F()
     left = pairs.withColumn("broker_id", F.explode(F.array_except("prev_isr", "isr")))
     return (
-        with_time(left, w.snaps)
+        with_time(left, w)
         .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topic", "broker_id")
         .count()
         .withColumnRenamed("count", "isr_shrinks")
@@ -340,7 +347,7 @@ def kafka_leader_changes(w: Window) -> Any | None:
     F = _F()
     changed = pairs.where(~F.col("leader").eqNullSafe(F.col("prev_leader")))
     return (
-        with_time(changed, w.snaps)
+        with_time(changed, w)
         .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topic", F.col("prev_leader").alias("broker_id"))
         .count()
         .withColumnRenamed("count", "leader_changes")
@@ -349,7 +356,7 @@ def kafka_leader_changes(w: Window) -> Any | None:
 
 def kafka_topic_churn(w: Window) -> Any | None:
     t = w.table(KafkaTopic)
-    return None if t is None else churn(t, w.snaps, ["topic"], "topics")
+    return None if t is None else churn(t, w, ["topic"], "topics")
 
 
 def kafka_sources(w: Window) -> Any | None:
@@ -361,6 +368,26 @@ def kafka_sources(w: Window) -> Any | None:
         return None
     return ids.select("cluster", "snapshot_id", "snapshot_time", "root", "read_root", "cluster_id")
 
+
+# The columns of ``kafka_partitions`` the facts above read. It is the one table several facts read whole nights
+# of, so a run keeps it in memory for them, these columns only: not the other 18 (the ELR lists, the
+# adding and removing replicas, the state znode's versions), which the facts never look at.
+KAFKA_PARTITION_COLUMNS: tuple[str, ...] = (
+    "snapshot_id",
+    "cluster",
+    "root",
+    "topic",
+    "partition",
+    "replicas",
+    "isr",
+    "leader",
+    "offline",
+    "under_replicated",
+    "under_min_isr",
+    "at_min_isr",
+    "preferred_leader",
+)
+KAFKA_COLUMNS_READ = {KafkaPartition: KAFKA_PARTITION_COLUMNS}
 
 KAFKA_FACTS = [
     Fact("kafka_brokers", kafka_brokers, (KafkaBroker,)),

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
+from ..export.parquet import table_name
 from .facts import ZOOKEEPER_FACTS, Tables
 from .facts import spark_functions as _F
-from .kafka_facts import KAFKA_FACTS
+from .kafka_facts import KAFKA_COLUMNS_READ, KAFKA_FACTS
 from .storm_facts import BUSY_CAPACITY, STORM_FACTS
 
 CHRONIC_SNAPSHOTS = 3  # under-replicated in this many consecutive snapshots = chronic
@@ -71,6 +72,8 @@ class History:
 
 FACTS = [*STORM_FACTS, *KAFKA_FACTS, *ZOOKEEPER_FACTS]  # every fact of a snapshot
 SNAPSHOT_TABLES = sorted({name for fact in FACTS for name in fact.tables})  # what the history reads
+# snapshot table → the columns the facts read of it, for a table they read few columns of
+COLUMNS_READ = {table_name(record_type): columns for record_type, columns in KAFKA_COLUMNS_READ.items()}
 
 
 # --- metrics over the whole history ----------------------------------------------------------------------

@@ -41,7 +41,7 @@ def storm_topology_status(w: Window) -> Any | None:
 
 def storm_topology_churn(w: Window) -> Any | None:
     t = w.table(StormTopology)
-    return None if t is None else churn(t, w.snaps, ["topology_id"], "topologies")
+    return None if t is None else churn(t, w, ["topology_id"], "topologies")
 
 
 def storm_topology_presence(w: Window) -> Any | None:
@@ -105,9 +105,9 @@ def storm_supervisor_status(w: Window) -> Any | None:
     else:  # no supervisor in the nights read: every host kept is missing
         present = kept.select("cluster", "snapshot_id", "root", "hostname").where(F.lit(False))  # type: ignore[union-attr]
     present = present.withColumn("present", F.lit(True))
-    first = present.join(snaps.select("snapshot_id", "idx"), "snapshot_id").select(*host, "idx")
+    first = w.with_snapshot(present, "idx").select(*host, "idx")
     if kept is not None:
-        known = kept.join(snaps.select("snapshot_id", "idx"), "snapshot_id").select(*host, "idx")
+        known = w.with_snapshot(kept, "idx").select(*host, "idx")
         first = first.unionByName(known)
     first = first.groupBy(*host).agg(F.min("idx").alias("first_idx"))
     rows = (
@@ -129,7 +129,7 @@ def storm_supervisor_restarts(w: Window) -> Any | None:
         return None
     F = _F()
     pairs = paired_with_previous(
-        sup.select("cluster", "snapshot_id", "root", "hostname", "uptime_secs"), w.snaps, ["hostname"]
+        sup.select("cluster", "snapshot_id", "root", "hostname", "uptime_secs"), w, ["hostname"]
     )
     return pairs.where(F.col("uptime_secs") < F.col("prev_uptime_secs")).select(
         "cluster", "snapshot_id", "root", "hostname"
@@ -148,7 +148,7 @@ def storm_workers(w: Window) -> Any | None:
     restarts = (
         paired_with_previous(
             workers.select("cluster", "snapshot_id", "root", "topology_id", "node", "port", "uptime_secs"),
-            w.snaps,
+            w,
             ["topology_id", "node", "port"],
         )
         .where(F.col("uptime_secs") < F.col("prev_uptime_secs"))
@@ -157,7 +157,7 @@ def storm_workers(w: Window) -> Any | None:
         .withColumnRenamed("count", "restarts")
     )
     return (
-        per_root(w.snaps, counts)
+        per_root(w, counts)
         .join(counts, ["snapshot_id", "root"], "left")
         .join(restarts, ["snapshot_id", "root"], "left")
         .fillna(0, ["workers", "stale", "restarts"])
@@ -172,12 +172,12 @@ def storm_executor_moves(w: Window) -> Any | None:
     F = _F()
     pairs = paired_with_previous(
         x.select("cluster", "snapshot_id", "root", "topology_id", "start_task", "end_task", "node", "port"),
-        w.snaps,
+        w,
         ["topology_id", "start_task", "end_task"],
     )
     moved = pairs.where((F.col("node") != F.col("prev_node")) | (F.col("port") != F.col("prev_port")))
     return (
-        with_time(moved, w.snaps)
+        with_time(moved, w)
         .groupBy("cluster", "snapshot_id", "snapshot_time", "root", "topology_id")
         .count()
         .withColumnRenamed("count", "moved_executors")
@@ -220,7 +220,7 @@ def storm_failure_rise_events(w: Window) -> Any | None:
         return None
     F = _F()
     pairs = paired_with_previous(
-        c.select("cluster", "snapshot_id", "root", "component_name", "failed"), w.snaps, ["component_name"]
+        c.select("cluster", "snapshot_id", "root", "component_name", "failed"), w, ["component_name"]
     )
     return pairs.where(F.col("failed") > F.col("prev_failed")).select(
         "cluster",
@@ -240,10 +240,8 @@ def storm_busy_streaks(w: Window) -> Any | None:
         return None
     F, W = _F(), _window()
     component = ["cluster", "root", "component_name"]
-    rows = (
-        c.where(F.col("capacity") > BUSY_CAPACITY)
-        .select("snapshot_id", *component, "capacity")
-        .join(w.snaps.select("snapshot_id", "idx"), "snapshot_id")
+    rows = w.with_snapshot(
+        c.where(F.col("capacity") > BUSY_CAPACITY).select("snapshot_id", *component, "capacity"), "idx"
     )
     by_component = W.partitionBy(*component).orderBy("idx")
     rows = rows.withColumn("run", F.col("idx") - F.row_number().over(by_component))
@@ -252,8 +250,11 @@ def storm_busy_streaks(w: Window) -> Any | None:
     streak, lowest = F.col("idx") - F.col("first_idx") + 1, F.col("lowest")
     kept = w.seen_at_context("storm_busy_streaks")
     if kept is not None:
-        kept = kept.join(w.snaps.select("snapshot_id", F.col("idx").alias("kept_idx")), "snapshot_id").select(
-            *component, "kept_idx", F.col("streak").alias("kept_streak"), F.col("lowest_capacity").alias("kept_lowest")
+        kept = w.with_snapshot(kept, "idx").select(
+            *component,
+            F.col("idx").alias("kept_idx"),
+            F.col("streak").alias("kept_streak"),
+            F.col("lowest_capacity").alias("kept_lowest"),
         )
         rows = rows.join(kept, component, "left")
         goes_on = F.col("first_idx") == F.col("kept_idx")
