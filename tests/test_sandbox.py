@@ -155,3 +155,23 @@ def test_stopping_a_sandbox_closes_the_seeding_session_this_process_kept(tmp_pat
             box.stop()
             time.sleep(1)  # a session left open logs its lost connection at once
     assert not [r.getMessage() for r in caplog.records if r.name.startswith("kazoo")]
+
+
+def test_free_ports_are_below_the_ephemeral_range_unused_and_never_handed_out_twice() -> None:
+    """A server's port is one no outgoing connection can be given meanwhile (below the kernel's ephemeral
+    range), nothing listens on, and this process has not handed out before."""
+    import socket
+
+    from zkstorm.sandbox import server
+
+    low, _ = server._ephemeral_ports()
+    ports = [server.free_port() for _ in range(300)]
+    assert len(set(ports)) == len(ports)
+    assert all(server.LOWEST_PORT <= port < low for port in ports)
+    for port in ports[:20]:  # each one binds
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+    with socket.socket() as taken:  # the port the walk comes to next, listened on by another server
+        taken.bind(("127.0.0.1", server.LOWEST_PORT + server._next_port[0] % (low - server.LOWEST_PORT)))
+        taken.listen()
+        assert server.free_port() != taken.getsockname()[1]

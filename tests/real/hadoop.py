@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from tests.real import harness
+from zkstorm.sandbox.server import free_port
 
 HADOOP_PROFILE = "hadoop-3.4.1"  # the Hadoop of pyspark 4.0's jars (hadoop-client-api-3.4.1.jar)
 HADOOP_AWS = "org.apache.hadoop:hadoop-aws:3.4.1"  # --packages: hadoop-aws at that version, as Spark users add it
@@ -56,7 +57,7 @@ class SparkStandalone:
 
     def __init__(self, folder: Path, cores: int = 1, memory: str = "1g", workers: int = 1) -> None:
         self.folder = folder
-        self.port = harness.free_port()
+        self.port = free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
         launcher = str(spark_home() / "bin" / "spark-class")
         # the token rides in the name of an (empty) properties file both daemons accept
@@ -67,7 +68,7 @@ class SparkStandalone:
         self.master = harness.Daemon(
             "spark-master",
             [launcher, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port),
-             "--webui-port", str(harness.free_port()), "--properties-file", str(props)],
+             "--webui-port", str(free_port()), "--properties-file", str(props)],
             log=folder / "master.log", cwd=folder, env=daemons,
         )  # fmt: skip
         self.workers = [self._worker(n, launcher, cores, memory, str(props), daemons) for n in range(workers)]
@@ -78,7 +79,7 @@ class SparkStandalone:
         return harness.Daemon(
             "spark-worker",
             [launcher, "org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1", "--cores", str(cores),
-             "--memory", memory, "--work-dir", str(self.folder / f"work{n}"), "--webui-port", str(harness.free_port()),
+             "--memory", memory, "--work-dir", str(self.folder / f"work{n}"), "--webui-port", str(free_port()),
              "--properties-file", props],
             log=self.folder / ("worker.log" if n == 0 else f"worker{n}.log"), cwd=self.folder, env=env,
         )  # fmt: skip
@@ -121,7 +122,7 @@ class MiniHdfs:
             harness.jvm(
                 harness.classpath(hadoop_jars()),
                 "org.apache.hadoop.mapreduce.MiniHadoopClusterManager",
-                ["-nomr", "-format", "-datanodes", "1", "-nnport", str(harness.free_port()), "-nnhttpport", "0",
+                ["-nomr", "-format", "-datanodes", "1", "-nnport", str(free_port()), "-nnhttpport", "0",
                  "-writeConfig", str(self.config), "-D", f"hdfs.minidfs.basedir={folder / 'data'}"],
                 heap="512m",
                 options=[f"-Dtest.build.data={folder / 'data'}"],

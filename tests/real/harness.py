@@ -127,12 +127,6 @@ def compile_java(source: Path, profile: str) -> Path:
     return out if out.exists() else building
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def port_open(port: int, host: str = "127.0.0.1") -> bool:
     with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=0.5):
         return True

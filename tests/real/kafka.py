@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .harness import Daemon, DaemonFailed, classpath, free_port, jars, jvm, log4j1, port_open
+from zkstorm.sandbox.server import free_port
+
+from .harness import Daemon, DaemonFailed, classpath, jars, jvm, log4j1, port_open
 from .truth import KafkaTruth
 
 

@@ -26,7 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .harness import Daemon, DaemonFailed, classpath, compile_java, free_port, jars, jvm
+from zkstorm.sandbox.server import free_port
+
+from .harness import Daemon, DaemonFailed, classpath, compile_java, jars, jvm
 
 PROFILE = "storm-2.8.3"
 VERSION = "2.8.3"
@@ -184,17 +186,19 @@ def summary(answer: dict[str, Any], name: str = TOPOLOGY) -> dict[str, Any] | No
     return next((t for t in answer["cluster"].get("topologies", []) if t["name"] == name), None)
 
 
-def beating(answer: dict[str, Any], name: str = TOPOLOGY) -> bool:
+def beating(answer: dict[str, Any], name: str = TOPOLOGY, *, counting: bool = True) -> bool:
     """Every executor of ``name`` in getTopologyInfo with stats (its worker's executor heartbeat reached
-    ZooKeeper since it was assigned) and the spouts' figures counting. Not every executor must count: a
-    shuffle grouping is locality-aware in 2.x (``LoadAwareShuffleGrouping``), so a bolt executor with no
-    spout in its worker may see no tuple at all."""
+    ZooKeeper since it was assigned) and, with ``counting``, the spouts' figures counting (an INACTIVE
+    topology's spouts emit nothing). Not every executor must count: a shuffle grouping is locality-aware
+    in 2.x (``LoadAwareShuffleGrouping``), so a bolt executor with no spout in its worker may see no tuple
+    at all."""
     found = topology(answer, name)
     if not found or "info" not in found[1]:
         return False
     executors = found[1]["info"].get("executors", [])
     spouts = [e for e in executors if "spout" in e.get("stats", {}).get("specific", {})]
-    return bool(executors) and all("stats" in e for e in executors) and any(_counted(e["stats"]) for e in spouts)
+    counted = not counting or any(_counted(e["stats"]) for e in spouts)
+    return bool(executors) and all("stats" in e for e in executors) and counted
 
 
 def _counted(stats: dict[str, Any]) -> bool:

@@ -14,12 +14,14 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
+import random
 import re
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -112,7 +114,47 @@ def java_executable() -> str:
     return java
 
 
+# Ports are taken below the kernel's ephemeral range (``ip_local_port_range``, 32768-60999 by default): a port
+# the kernel picked and let go is the next one any outgoing connection on the machine may be given as its own
+# end, and a server started on it a moment later fails with "Address already in use" (ZooKeeper's quorum
+# port did, once, while a Kafka and a Storm cluster ran beside it). Below that range only a server binds.
+LOWEST_PORT = 10000
+_handed_out: set[int] = set()
+_ports_lock = threading.Lock()
+_next_port: list[int] = []  # where this process's walk is: it starts at random, once
+
+
+def _ephemeral_ports() -> tuple[int, int]:
+    try:
+        low, high = (int(n) for n in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default; elsewhere only a guess, and the bind below still checks
+
+
 def free_port() -> int:
+    """A loopback port nothing listens on now, below the ephemeral range and never handed out before in
+    this process (two servers asked for ports before either starts get two). Each process walks up from a
+    random start of its own, so two processes (the suite's workers) seldom hand out the same port at
+    once; the kernel's own choice if that range is full."""
+    low, _ = _ephemeral_ports()
+    span = low - LOWEST_PORT
+    if span > 0:
+        with _ports_lock:
+            if not _next_port:
+                _next_port.append(random.randrange(span))
+            for _ in range(span):
+                port = LOWEST_PORT + _next_port[0] % span
+                _next_port[0] += 1
+                if port in _handed_out:
+                    continue
+                with socket.socket() as s:
+                    try:
+                        s.bind(("127.0.0.1", port))
+                    except OSError:
+                        continue
+                _handed_out.add(port)
+                return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
