@@ -160,3 +160,36 @@ def test_storm_keeps_counting_an_executor_with_no_counter_yet(served: Any) -> No
     rows = storm_views.read_views(where, [tid])[f"components {tid} 10m"].rows
     (split,) = [r for r in rows if r["component"] == "split"]
     assert (split["executors"], split["tasks"]) == (3, 4)
+
+
+def test_a_last_error_whose_e_node_went_with_its_worker_is_still_one_of_storms_errors(served: Any) -> None:
+    """In 2.x an error's e-node is ephemeral: it goes with the worker that reported it (a stopped
+    supervisor's workers go), and getTopologyInfo lists it no more, while the component's ``-last-error``
+    and so the topology page's last error still hold it. zkstorm lists it once, from ``-last-error``, and
+    the comparison counts it as Storm's. Made from the stored ``started`` moment by what a worker's end does
+    to it: the e-node that ``-last-error`` repeats removed, and its entry in Nimbus's list (the stored
+    capture is not changed)."""
+    import copy
+
+    moment = Moment.load(DATA / STORM_PROFILE / "started")
+    (tid,) = storm_views.live_ids(moment.kafka)
+    truth = copy.deepcopy(moment.kafka)
+    page = next(iter(truth["topologies"][tid]["pages"].values()))
+    components = {**page["id_to_spout_agg_stats"], **page["id_to_bolt_agg_stats"]}
+    component, last = next((name, s["last_error"]) for name, s in components.items() if s.get("last_error"))
+    listed = truth["topologies"][tid]["info"]["errors"][component]
+    truth["topologies"][tid]["info"]["errors"][component] = [e for e in listed if e != last]
+    assert len(truth["topologies"][tid]["info"]["errors"][component]) == len(listed) - 1
+    folder = f"/errors/{tid}/{component}"
+    (repeated,) = [n.data for n in moment.znodes if n.path == f"{folder}-last-error"]
+    gone = [n for n in moment.znodes if n.path.startswith(f"{folder}/") and n.data == repeated]
+    assert len(gone) == 1
+    nodes = [n for n in moment.znodes if n is not gone[0]]
+    where = _storm_served(
+        served, Moment(moment.profile, moment.name, moment.chroot, moment.as_of_ms, moment.zxid, nodes, truth)
+    )
+    shown = storm_views.read_views(where, [tid])
+    assert len(shown[f"errors {tid}"].rows) == len(listed)  # every error once, the last from -last-error
+    found = [f for f in storm_views.facts(shown, truth) if f.view == "errors"]
+    wrong = [str(f) for f in found if not f.equal]
+    assert found and not wrong, "\n".join(wrong)

@@ -16,7 +16,7 @@ Kafka:
   emitted, transferred, acked, failed, complete/execute/process latency, executed, capacity, last
   error).
 - ``storm components --streams`` (each window): getComponentPageInfo's output streams and input streams.
-- ``errors``: getTopologyInfo's errors.
+- ``errors``: getTopologyInfo's errors, and each component's last error that they lack (``errors``).
 - ``storm nimbus``: getClusterInfo's nimbus summaries and getLeader.
 
 **Why the figures must be equal, not near.** Nimbus computes Storm UI's figures from the executor
@@ -287,12 +287,24 @@ def streams(tid: str, window: str, rows: list[dict[str, Any]], truth: dict[str, 
 
 
 def errors(tid: str, rows: list[dict[str, Any]], truth: dict[str, Any]) -> list[StormFact]:
+    """Storm keeps each error twice: an e-node, which getTopologyInfo lists (ephemeral in 2.x: it goes with
+    the worker that reported it, as a stopped supervisor's workers go), and the component's ``-last-error``,
+    the topology page's ``last_error`` (``StormClusterStateImpl.errors`` and ``lastError``). zkstorm lists
+    each error once, the ``-last-error`` alone when its e-node is gone (``model.storm.merge_last_errors``),
+    so Storm's errors are its list and each component's last error that the list lacks."""
     view = "errors"
+    topology = truth["topologies"][tid]
     theirs = Counter(
         (component, e["error_time_secs"], e.get("host"), e.get("port"), e["error"])
-        for component, found in truth["topologies"][tid]["info"].get("errors", {}).items()
+        for component, found in topology["info"].get("errors", {}).items()
         for e in found
     )
+    page = next(iter(topology.get("pages", {}).values()), {})  # every window's page has the same last errors
+    for component, stats in {**page.get("id_to_spout_agg_stats", {}), **page.get("id_to_bolt_agg_stats", {})}.items():
+        last = stats.get("last_error")
+        key = last and (component, last["error_time_secs"], last.get("host"), last.get("port"), last["error"])
+        if key and key not in theirs:
+            theirs[key] = 1
     ours = Counter((r["component"], r["time_secs"], r["host"], r["port"], r["error"]) for r in rows)
     out = [_fact(view, tid, "count", sum(ours.values()), sum(theirs.values()))]
     for key in sorted(set(ours) | set(theirs), key=str):
