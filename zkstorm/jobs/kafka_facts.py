@@ -168,18 +168,11 @@ def _under_replicated_runs(w: Window) -> Any | None:
         since = F.col("first_time")
         kept = w.seen_at_context("kafka_under_replicated")
         if kept is not None:
+            partition = ["cluster", "root", "topic", "partition"]
             kept = w.with_snapshot(kept, "idx").select(
-                "cluster",
-                "root",
-                "topic",
-                "partition",
-                F.col("idx").alias("kept_idx"),
-                F.col("since").alias("kept_since"),
-                "streak",
+                *partition, F.col("idx").alias("kept_idx"), F.col("since").alias("kept_since"), "streak"
             )
-            rows = rows.join(
-                kept.withColumnRenamed("streak", "kept_streak"), ["cluster", "root", "topic", "partition"], "left"
-            )
+            rows = rows.join(kept.withColumnRenamed("streak", "kept_streak"), partition, "left")
             goes_on = F.col("first_idx") == F.col("kept_idx")
             streak = F.when(goes_on, streak + F.col("kept_streak") - 1).otherwise(streak)
             since = F.when(goes_on, F.col("kept_since")).otherwise(since)
