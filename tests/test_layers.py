@@ -71,7 +71,7 @@ CLI_ENTRY_POINTS = {
 # Heavy or special third-party libraries and the only modules that import them.
 HOMES = {
     "kazoo": ("zkstorm.sources.live", "zkstorm.sandbox"),
-    "pyarrow": ("zkstorm.export",),
+    "pyarrow": ("zkstorm.export", "zkstorm.jobs.report"),  # the report: a metric's rows, as toArrow gives them
     "pyspark": ("zkstorm.jobs",),
     "plotly": ("zkstorm.jobs.report",),
     "click": ("zkstorm.cli",),

@@ -224,11 +224,10 @@ def _run(
         if table is None:
             return None, 0, empty(metric.name, metric.system, metric.title)
         table = table.cache()
-        rows = table.count()
+        collected = table.toArrow()  # its rows, for the chart; the cache, for the incident rules and the write
         if out and not appended:
             table.write.mode("overwrite").parquet(f"{out.rstrip('/')}/{metric.name}")
-        spark.sparkContext.setJobDescription(f"chart {metric.name}")
-        return table, rows, summarize(metric.name, metric.system, metric.title, table, rows)
+        return table, collected.num_rows, summarize(metric.name, metric.system, metric.title, collected)
 
     for metric, (table, rows, chart) in zip(METRICS, concurrently(metric_table, METRICS), strict=True):
         result.charts.append(chart)

@@ -3,7 +3,7 @@ interactive chart per metric, as a rich summary and one self-contained HTML page
 
 Charts are Plotly figures (hover, zoom, pan) drawn by the plotly.js that the ``plotly`` package ships,
 inlined once in the page: it opens offline, fetches nothing and runs no other script. Only small,
-already aggregated rows reach this module (``summarize`` reduces each metric in Spark first).
+a metric's rows reach this module as an Arrow table (``summarize`` reduces each to its chart).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import partial
 from typing import Any
 
 import orjson
@@ -76,7 +77,7 @@ class Ranking:
 
 @dataclass
 class ChartData:
-    """The rows one chart needs: already summed per (x, group) in Spark, at most a few thousand."""
+    """The rows one chart needs: summed per (x, group) by ``summarize``, at most a few thousand."""
 
     name: str
     system: str
@@ -95,40 +96,78 @@ def empty(name: str, system: str, title: str) -> ChartData:
     return ChartData(name, system, title, kind, x, ys, group)
 
 
-def summarize(name: str, system: str, title: str, frame: Any, total_rows: int) -> ChartData:
-    """Reduce a metric DataFrame to what its chart (or table) and its ranking show, in Spark, before
-    anything is collected: lines keep only the ``TOP_GROUPS`` largest groups, tables ``TOP_ROWS``."""
-    from pyspark.sql import functions as F
+def summarize(name: str, system: str, title: str, table: Any) -> ChartData:
+    """Reduce a metric's rows, collected as an Arrow table, to what its chart (or table) and its ranking
+    show: lines keep only the ``TOP_GROUPS`` largest groups, tables ``TOP_ROWS``.
+
+    The rows come whole to the driver in one Spark job (``DataFrame.toArrow``) that also counts them:
+    a metric table is a few rows per snapshot (the year of ``bench/bench_history.py``'s 100,000-partition
+    cluster: 243,000 rows in its largest, 0.6 MB of Parquet), and reducing it in Spark instead took one to
+    three more jobs per metric, each a plan, a schedule and a collect. Ties are broken by the columns
+    that follow, so a chart is the same on every run."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     kind, x, ys, group = CHARTS[name]
-    chart = ChartData(name, system, title, kind, x, ys, group, total_rows=total_rows)
+    chart = ChartData(name, system, title, kind, x, ys, group, total_rows=table.num_rows)
+    table = _naive_utc(table)
     if name == "kafka_chronic_under_replicated":
-        frame = frame.withColumn("partition_name", F.concat_ws("-", "topic", F.col("partition").cast("string")))
-        frame = frame.select(
-            "partition_name", *[c for c in frame.columns if c not in ("partition_name", "topic", "partition")]
+        label = pc.binary_join_element_wise(
+            table["topic"], pc.cast(table["partition"], pa.string()), "-", null_handling="skip"
         )
+        rest = [c for c in table.column_names if c not in ("topic", "partition")]
+        table = table.select(rest).add_column(0, "partition_name", label)
     if kind == "top":
-        columns = [c for c in frame.columns if c not in HIDDEN]
-        chart.rows = [r.asDict() for r in frame.select(*columns).orderBy(F.desc(ys[0])).limit(TOP_ROWS).collect()]
+        columns = [c for c in table.column_names if c not in HIDDEN]
+        chart.rows = _ordered(table.select(columns).to_pylist(), [(ys[0], True)])[:TOP_ROWS]
     else:
         if group:
-            top = frame.groupBy(group).agg(F.sum(ys[0]).alias("_total")).orderBy(F.desc("_total")).limit(TOP_GROUPS)
-            frame = frame.join(top.select(group), group, "left_semi")
-        keys = [x, *([group] if group else []), *[c for c in ("cluster", "root") if c in frame.columns]]
-        rows = frame.groupBy(*keys).agg(*[F.sum(y).alias(y) for y in ys]).orderBy(x).collect()
-        chart.rows = [r.asDict() for r in rows]
+            totals = table.group_by(group).aggregate([(ys[0], "sum")]).to_pylist()
+            top = [r[group] for r in _ordered(totals, [(f"{ys[0]}_sum", True), (group, False)])[:TOP_GROUPS]]
+            # a group of no value (null) is never one of the top: as a join on it, it matches nothing
+            kept = pa.array([g for g in top if g is not None], table.schema.field(group).type)
+            table = table.filter(pc.is_in(table[group], value_set=kept))
+        keys = [x, *([group] if group else []), *[c for c in ("cluster", "root") if c in table.column_names]]
+        summed = table.group_by(keys).aggregate([(y, "sum") for y in ys]).to_pylist()
+        rows = [{**{k: r[k] for k in keys}, **{y: r[f"{y}_sum"] for y in ys}} for r in summed]
+        chart.rows = _ordered(rows, [(k, False) for k in keys])
     if name in OFFENDERS:
         key, value, ranking_title = OFFENDERS[name]
-        ranked = (
-            frame.groupBy(key)
-            .agg(F.sum(value).alias(value), F.countDistinct(x).alias("snapshots" if x == "snapshot_time" else "days"))
-            .orderBy(F.desc(value), key)
-            .limit(TOP_ROWS)
-            .collect()
-        )
-        rows = [r.asDict() for r in ranked]
-        chart.offenders = Ranking(f"top-{name}", ranking_title, list(rows[0]) if rows else [key, value], rows)
+        counted = "snapshots" if x == "snapshot_time" else "days"
+        per_key = table.group_by(key).aggregate([(value, "sum"), (x, "count_distinct")]).to_pylist()
+        ranked = [{key: r[key], value: r[f"{value}_sum"], counted: r[f"{x}_count_distinct"]} for r in per_key]
+        rows = _ordered(ranked, [(value, True), (key, False)])[:TOP_ROWS]
+        chart.offenders = Ranking(f"top-{name}", ranking_title, [key, value, counted], rows)
     return chart
+
+
+def _naive_utc(table: Any) -> Any:
+    """``table`` with its time columns as naive UTC times, as the rest of the report has them (Spark's
+    Arrow rows carry the session's time zone, UTC)."""
+    import pyarrow as pa
+
+    for i, column in enumerate(table.schema):
+        if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+            table = table.set_column(i, column.name, table.column(i).cast(pa.timestamp(column.type.unit)))
+    return table
+
+
+def _ordered(rows: list[dict[str, Any]], by: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+    """``rows`` sorted by each (column, descending) of ``by`` in turn, then by their other columns; a null
+    sorts first ascending and last descending, as in Spark's ``orderBy``."""
+    keys = [*by, *[(c, False) for c in (rows[0] if rows else {}) if c not in {k for k, _ in by}]]
+    for column, descending in reversed(keys):  # a stable sort per key, the last key first
+        present = [r for r in rows if r[column] is not None]
+        missing = [r for r in rows if r[column] is None]
+        present.sort(key=partial(_sort_key, column), reverse=descending)
+        rows = present + missing if descending else missing + present
+    return rows
+
+
+def _sort_key(column: str, row: dict[str, Any]) -> Any:
+    """A row's value of ``column`` as a sort key: lists (a top table's names) by their text."""
+    value = row[column]
+    return repr(value) if isinstance(value, list | dict) else value
 
 
 def _series(chart: ChartData) -> dict[str, dict[Any, float]]:
