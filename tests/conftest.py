@@ -33,7 +33,7 @@ from kazoo.client import KazooClient
 
 from tests.fixtures import SERVER_NODES, manifest
 from tests.s3server import S3Server
-from zkstorm.jobs.spark import BRIEF_RUN_JVM
+from zkstorm.jobs.spark import BRIEF_RUN_JVM, NO_CALL_SITES
 from zkstorm.sandbox.server import ZkServer
 
 # kazoo's connection thread draws its ping jitter from the global ``random`` each time it wakes
@@ -232,6 +232,7 @@ def spark() -> Iterator[Any]:
             SparkSession.builder.master("local[2]")
             .appName("zkstorm-tests")
             .config("spark.sql.session.timeZone", "UTC")
+            .config(*NO_CALL_SITES)
             .config("spark.ui.enabled", "false")
             # a task per shuffle: the tests' tables are a few rows, their tasks mostly overhead (the week's
             # night-by-night test: 58 s with two, 53 s with one)

@@ -37,6 +37,14 @@ appender.stderr.layout.pattern = zkstorm: spark %p %c{1}: %m%n
 BRIEF_RUN_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseParallelGC"
 
 
+# PySpark 4 sends the Python call site of every column function and operator to the JVM, for error
+# messages (``pyspark/errors/utils.py``: ``_with_origin``): three more Py4J round trips each. A history
+# run builds thousands of columns, and its errors are told in one line (``spark_error``) anyway. The
+# nightly update of night 31 of ``bench/bench_history.py``'s history, cold: 31,685 Py4J calls with it,
+# 25,162 without; 33.0-33.5 s against 32.4-33.3 s, three runs each, alternating.
+NO_CALL_SITES = ("spark.python.sql.dataFrameDebugging.enabled", "false")
+
+
 def session(master: str | None = None, app_name: str = "zkstorm-history", *, brief: bool = False) -> Any:
     """The active session if there is one (spark-submit, tests), else a new quiet one on ``master``;
     ``brief`` when the run is expected to be short (``BRIEF_RUN_JVM``).
@@ -74,6 +82,7 @@ def session_conf(master: str | None, app_name: str, *, brief: bool = False) -> A
         .set("spark.ui.showConsoleProgress", "false")
         .set("spark.ui.enabled", "false")
         .set("spark.sql.session.timeZone", "UTC")
+        .set(*NO_CALL_SITES)
         # a year of a large cluster's facts is built in one pass; Spark's local default of 1 GiB spills it
         .set("spark.driver.memory", os.environ.get("ZKSTORM_SPARK_MEMORY", "4g"))
     )
