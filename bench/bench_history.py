@@ -36,7 +36,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from benchlib import REPO, write_result
+from benchlib import suite_module, write_result
 
 FIRST_NIGHT = datetime(2026, 1, 1, 2, 30, tzinfo=UTC)
 GONE_NIGHTS = range(180, 183)  # the last broker is not registered on these nights
@@ -82,10 +82,7 @@ def bare_spark() -> float:
 def standalone(folder: Path, workers: int) -> Any:
     """A started standalone master and ``workers`` one-core workers; each history's executors get
     ``EXECUTOR_MEMORY`` (``PYSPARK_SUBMIT_ARGS``, which pyspark's launcher reads)."""
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
-    from tests.real.hadoop import SparkStandalone
-
+    SparkStandalone = suite_module("tests.real.hadoop").SparkStandalone
     os.environ["PYSPARK_SUBMIT_ARGS"] = f"--conf spark.executor.memory={EXECUTOR_MEMORY} pyspark-shell"
     return SparkStandalone(folder, cores=1, memory=EXECUTOR_MEMORY, workers=workers).start()
 
@@ -201,28 +198,6 @@ def year_of_nights(base: Path, target: Path, nights: range, partitions: int) -> 
     return rows
 
 
-def same_tables(a: Path, b: Path) -> list[str]:
-    """The metric tables (and incidents) whose rows differ between two ``--out`` folders."""
-    import pyarrow.parquet as pq
-
-    from zkstorm.jobs.metrics import METRICS
-
-    differ = []
-    for name in [m.name for m in METRICS] + ["incidents"]:
-        if not (a / name).exists() and not (b / name).exists():
-            continue
-        left, right = pq.read_table(a / name), pq.read_table(b / name)
-        keys = [
-            (c, "ascending") for c in sorted(left.column_names) if not str(left.schema.field(c).type).startswith("list")
-        ]
-        if (
-            left.num_rows != right.num_rows
-            or left.sort_by(keys).to_pylist() != right.select(left.column_names).sort_by(keys).to_pylist()
-        ):
-            differ.append(name)
-    return differ
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--nights", type=int, default=365)
@@ -288,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         rebuild_out = scratch / "rebuild"
         rebuild = zkstorm("history", str(nights), "--out", str(rebuild_out), "--full")
-        differ = same_tables(year_out, rebuild_out)
+        differ = list(suite_module("tests.history_tables").differing(year_out, rebuild_out))
         print(
             f"nightly update at {MONTH} nights (night {MONTH + 1}): {update_month:.1f}s; at {args.nights} nights "
             f"(night {args.nights + 1}): {update:.1f}s ({update / update_month:.2f}x; target <= 30 s each, "

@@ -19,10 +19,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from benchlib import REPO, write_result
-
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from benchlib import suite_module, write_result
 
 
 def timed(args: list[str], env: dict[str, str]) -> float:
@@ -45,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
 
-    from tests.s3server import S3Server
+    S3Server = suite_module("tests.s3server").S3Server
     from zkstorm.sandbox.seed import Sandbox
 
     s3 = S3Server()

@@ -92,12 +92,14 @@ REAL_FORMAT_CLUSTERS = (
 _TOPOLOGY_ID = re.compile(r"^(.*)-(\d+)-(\d+)$")
 
 
-def _fixtures() -> Any:
+def suite_module(name: str) -> Any:
+    """A module of the test suite's (``tests.fixtures``, ``tests.real.hadoop``): a benchmark uses the suite's
+    parts, not copies of them."""
+    import importlib
+
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
-    from tests import fixtures
-
-    return fixtures
+    return importlib.import_module(name)
 
 
 def real_format_nodes(znodes: int = 35_000) -> list[Any]:
@@ -108,7 +110,7 @@ def real_format_nodes(znodes: int = 35_000) -> list[Any]:
     keep the bytes: a copied topology has the original's name, a copied topic the original's payloads."""
     from zkstorm.sandbox.synth import SeedNode
 
-    fixtures = _fixtures()
+    fixtures = suite_module("tests.fixtures")
     base: list[Any] = []
     replicable: dict[str, list[tuple[Any, str, dict[str, str]]]] = {"storm": [], "kafka": []}
     for system, name, chroot in REAL_FORMAT_CLUSTERS:

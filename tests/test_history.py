@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from kazoo.client import KazooClient
 
+from tests import history_tables
 from tests.conftest import Chroot, load_cluster
 from tests.test_cli import run
 from zkstorm.export.parquet import Snapshot
@@ -519,27 +520,19 @@ def test_a_large_read_gives_the_tables_a_small_read_does(
     """The week read as if it were large (``SMALL_ROWS`` 0): code generation on, the snapshot frame
     broadcast, each fact shuffled into its sorted file (``HistoryStore.write``, ``large``); every table as
     the small read's."""
-    from pyspark.testing import assertDataFrameEqual
-
     from zkstorm.jobs import history
 
     monkeypatch.setattr(history, "SMALL_ROWS", 0)
     out = tmp_path / "history"
     run_history(spark, str(week), out=str(out))
     _, full_out, _ = result
-    expected, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
-    for name, table in expected.items():
-        assertDataFrameEqual(kept[name], table)
+    assert history_tables.differing(out, full_out / "tables") == {}
     assert _facts_out_of_snapshot_order(out) == []
 
 
 def test_since_until_select_days(spark: Any, week: Path) -> None:
     outcome = run_history(spark, str(week), since=_day(1).date(), until=_day(2).date())
     assert outcome.snapshots == 2 and outcome.first == _day(1)
-
-
-def _metric_tables(spark: Any, out: Path) -> dict[str, Any]:
-    return {name: spark.read.parquet(str(out / name)) for name in [m.name for m in METRICS] + ["incidents"]}
 
 
 def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
@@ -588,9 +581,7 @@ def test_incremental_runs_read_only_new_snapshots_and_agree_with_a_full_rebuild(
     full, full_out, _ = result
     assert third.tables == full.tables == idle.tables
     assert [i.summary for i in third.incidents] == [i.summary for i in full.incidents]
-    rebuilt, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
-    for name, table in rebuilt.items():
-        assertDataFrameEqual(kept[name], table)
+    assert history_tables.differing(out, full_out / "tables") == {}
     assert _facts_out_of_snapshot_order(out) == []  # the compacted run too
     # the topologies present (topology_gone's fact), kept night by night, are the rebuild's
     kept_facts, rebuilt_facts = out / "_history" / "facts", full_out / "tables" / "_history" / "facts"
@@ -648,17 +639,13 @@ def test_a_metric_table_gone_from_out_makes_a_full_rebuild(spark: Any, week: Pat
     """A table removed from --out by hand: a nightly run would fold the new nights into nothing (or append
     them to nothing), and the table would lose its past. The run is a full rebuild instead, saying so,
     and the tables are the whole week's again."""
-    from pyspark.testing import assertDataFrameEqual
-
     out = _weeks_history(result, tmp_path)
     for name in ("storm_errors_daily", "storm_workers"):  # a folded table and an appended one
         shutil.rmtree(out / name)
     rebuilt = run_history(spark, str(week), out=str(out))
     assert (rebuilt.mode, rebuilt.read) == ("full (the table storm_errors_daily under --out is gone)", DAYS)
     _, full_out, _ = result
-    expected, kept = _metric_tables(spark, full_out / "tables"), _metric_tables(spark, out)
-    for name in ("storm_errors_daily", "storm_workers"):
-        assertDataFrameEqual(kept[name], expected[name])
+    assert history_tables.differing(out, full_out / "tables") == {}
 
 
 def _a_later_night(snapshots: Path, day: int) -> str:
@@ -676,14 +663,10 @@ def _parts(table: Path) -> dict[str, bytes]:
 
 def _assert_equal_to_a_full_rebuild(spark: Any, snapshots: Path, out: Path, tmp_path: Path) -> None:
     """Every metric table and the incidents under ``out`` are those of a full rebuild of ``snapshots``."""
-    from pyspark.testing import assertDataFrameEqual
-
     rebuilt_out = tmp_path / "rebuilt"
     rebuilt = run_history(spark, str(snapshots), out=str(rebuilt_out), full=True)
-    kept, tables = _metric_tables(spark, out), _metric_tables(spark, rebuilt_out)
-    for name, table in tables.items():
-        assertDataFrameEqual(kept[name], table)
-    assert rebuilt.tables == {name: kept[name].count() for name in rebuilt.tables}
+    assert history_tables.differing(out, rebuilt_out) == {}
+    assert rebuilt.tables == {name: history_tables.rows(out, name) for name in rebuilt.tables}
 
 
 def test_a_nightly_run_appends_the_new_nights_rows_to_the_per_snapshot_tables(
