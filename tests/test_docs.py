@@ -40,6 +40,7 @@ OTHER_TOOLS_OPTIONS = {
     "--scales": "bench/bench_snapshot.py",
     "--nights": "bench/bench_history.py",
     "--standalone": "bench/bench_history.py",
+    "--partitions": "bench/bench_history.py",
     "--help": "click, on every command",
 }
 
