@@ -157,17 +157,15 @@ def _ordered(rows: list[dict[str, Any]], by: list[tuple[str, bool]]) -> list[dic
     sorts first ascending and last descending, as in Spark's ``orderBy``."""
     keys = [*by, *[(c, False) for c in (rows[0] if rows else {}) if c not in {k for k, _ in by}]]
     for column, descending in reversed(keys):  # a stable sort per key, the last key first
-        present = [r for r in rows if r[column] is not None]
-        missing = [r for r in rows if r[column] is None]
-        present.sort(key=partial(_sort_key, column), reverse=descending)
-        rows = present + missing if descending else missing + present
+        rows = sorted(rows, key=partial(_sort_key, column), reverse=descending)
     return rows
 
 
-def _sort_key(column: str, row: dict[str, Any]) -> Any:
-    """A row's value of ``column`` as a sort key: lists (a top table's names) by their text."""
+def _sort_key(column: str, row: dict[str, Any]) -> tuple[bool, Any]:
+    """A row's value of ``column`` as a sort key: a null before any value (so last when reversed), lists (a
+    top table's names) by their text."""
     value = row[column]
-    return repr(value) if isinstance(value, list | dict) else value
+    return value is not None, repr(value) if isinstance(value, list | dict) else value
 
 
 def _series(chart: ChartData) -> dict[str, dict[Any, float]]:
